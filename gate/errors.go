@@ -1,0 +1,29 @@
+package gate
+
+// Error is every error the gate returns. Field names the offending input
+// field as a path (for example "chunks[3].scores.vector"), so a user can fix
+// the request without reading the source. Code is stable and maps to HTTP
+// statuses in the hosts (see docs/decision.md).
+type Error struct {
+	Code    string // bad_json | bad_field | limit | bad_policy | bad_answer
+	Field   string // "" when the error is not about one field
+	Message string
+}
+
+// Error codes.
+const (
+	CodeBadJSON   = "bad_json"   // not JSON, or JSON of the wrong shape
+	CodeBadField  = "bad_field"  // a field has a wrong type or value
+	CodeLimit     = "limit"      // an input limit of the policy was exceeded
+	CodeBadPolicy = "bad_policy" // the policy is invalid
+	CodeBadAnswer = "bad_answer" // the answer-validation input is invalid
+)
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
+func errorf(code, field, msg string) *Error { return &Error{Code: code, Field: field, Message: msg} }

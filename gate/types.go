@@ -1,0 +1,179 @@
+package gate
+
+// The types in this file are the wire contract of the gate. Their JSON names
+// are fixed by docs/decision.md and wit/ctxgate.wit; a test keeps the three in
+// step. Field order here is the order the encoder writes, so that a decision is
+// byte-identical in every build and every host.
+
+// Request is what a host hands the gate: the question and what the retriever
+// returned for it.
+type Request struct {
+	Query          string    // required, non-empty after trimming
+	Chunks         []Chunk   // the retrieved evidence, in retriever order
+	QueryEmbedding []float64 // optional; enables semantic relevance
+	// ResultsPerQuery holds multi-query retrieval (seed 001): one result list
+	// per phrasing, the original phrasing first. When present and Chunks is
+	// empty, the gate merges them into Chunks.
+	ResultsPerQuery [][]Chunk
+	// Now is the caller's clock (RFC 3339), used only for freshness. The gate
+	// never reads a clock itself, so the same request always decides the same.
+	Now    string
+	NowSec int64 // Now parsed to Unix seconds; HasNow tells whether it was set
+	HasNow bool
+}
+
+// Chunk is one retrieved passage.
+type Chunk struct {
+	ID        string
+	DocID     string
+	Title     string
+	Text      string
+	Scores    Scores
+	UpdatedAt string // RFC 3339; optional
+	UpdatedSec int64
+	HasUpdated bool
+	Trust     float64 // source trust in [0,1]; HasTrust tells whether it was set
+	HasTrust  bool
+	Untrusted bool      // fenced in the prompt with a warning (seed 003)
+	Embedding []float64 // optional; must match len(QueryEmbedding)
+	// Temperature is seed 002's memory "temperature" (defaults to the
+	// policy's value when absent).
+	Temperature    float64
+	HasTemperature bool
+}
+
+// Scores are the retriever's numbers for one chunk. Each Has* flag records
+// presence: a present 0.0 is a real score and must never fall through to the
+// next field (seed 004's original truthiness-chain accident).
+type Scores struct {
+	Vector, BM25, Rerank, RRF, Boosted, Graph             float64
+	HasVector, HasBM25, HasRerank, HasRRF, HasBoosted, HasGraph bool
+}
+
+// Action is what the host should do with the evidence.
+type Action string
+
+const (
+	ActionInject   Action = "inject"
+	ActionCaveat   Action = "caveat"
+	ActionFallback Action = "fallback"
+	ActionRefuse   Action = "refuse"
+)
+
+// Level is the sufficiency level (seed 002).
+type Level string
+
+const (
+	LevelSufficient   Level = "sufficient"
+	LevelPartial      Level = "partial"
+	LevelInsufficient Level = "insufficient"
+)
+
+// Query types as seed 000 names them.
+const (
+	QueryTypeVectorSearch    = "vector_search"
+	QueryTypeGatedFallback   = "confidence_gated_fallback"
+	QueryTypeVectorFallback  = "vector_fallback"
+)
+
+// Decision is the gate's answer. JSON field names in comments.
+type Decision struct {
+	Action            Action       // action
+	Level             Level        // level
+	Confidence        float64      // confidence, in [0,1]
+	Band              string       // band: the band label, e.g. "HIGH"
+	Interpretation    string       // interpretation
+	FlagForReview     bool         // flag_for_review
+	QueryType         string       // query_type
+	Signals           []Signal     // signals: {name: value}, in a fixed order
+	Chunks            []ChunkOutcome // chunks
+	Prompt            *Prompt      // prompt; nil for fallback without minimal prompt and for refuse
+	Caveat            string       // caveat; "" when none
+	Refusal           *Refusal     // refusal; nil unless action is refuse
+	MissingAspects    []string     // missing_aspects
+	ConfidenceFactors []string     // confidence_factors
+	Recommendations   []string     // recommendations
+	GapEvent          *GapEvent    // gap_event; nil when the decision is not a gap
+	Policy            PolicyRef    // policy
+}
+
+// Signal is one named number. Signals are reported only when their inputs
+// were present, in the order the engine computed them.
+type Signal struct {
+	Name  string
+	Value float64
+}
+
+// ChunkOutcome is the per-chunk verdict, in confidence order (S1 first) for
+// kept chunks, followed by dropped chunks in input order.
+type ChunkOutcome struct {
+	ID      string  // id
+	DocID   string  // doc_id
+	Tag     string  // tag: "S1".. for kept chunks, "" for dropped
+	Kept    bool    // kept
+	Reason  string  // reason: why kept or dropped, a stable token
+	Score   float64 // score: the per-chunk confidence used for ordering
+	Quality float64 // quality (seed 001)
+	HasQuality bool
+	Vector  float64 // vector, bm25, fused: seed 003 keeps these separate
+	HasVector bool
+	BM25    float64
+	HasBM25 bool
+	Fused   float64 // fused: the RRF score
+	HasFused bool
+}
+
+// Prompt is the constrained prompt (seed 003) or the minimal fallback prompt
+// (seed 000).
+type Prompt struct {
+	Instructions string // instructions: the constraint lines joined by "\n"
+	Sources      string // sources: the complete <sources>...</sources> block
+	// Minimal is the seed 000 fallback prompt, set only for fallback.
+	Minimal string // minimal
+}
+
+// Refusal is a hard refusal: the host answers without calling the model.
+type Refusal struct {
+	Type    string // type: "hard"
+	Message string // message
+}
+
+// GapEvent records a knowledge gap (seed 003): what the knowledge base lacks.
+type GapEvent struct {
+	Kind           string    // kind: refusal_hard | refusal_soft | low_confidence | thumbs_down
+	Query          string    // query
+	QueryEmbedding []float64 // query_embedding, when the request had one
+	Confidence     float64   // confidence
+	Signals        []Signal  // signals
+	TopChunks      []GapChunk // top_chunks: at most 5, in confidence order
+}
+
+// GapChunk is a chunk reference inside a gap event.
+type GapChunk struct {
+	ID    string  // id
+	DocID string  // doc_id
+	Score float64 // score
+}
+
+// PolicyRef names the policy that decided.
+type PolicyRef struct {
+	Name    string // name
+	Version string // version
+	SHA256  string // sha256 of the policy's canonical JSON bytes, hex
+}
+
+// Answer is the input of answer validation: the model's answer and the
+// decision (or just its tags) it was generated from.
+type Answer struct {
+	Answer string   // answer
+	Tags   []string // tags: the S# tags the prompt offered, e.g. ["S1","S2"]
+}
+
+// Validation is the result of checking an answer after generation.
+type Validation struct {
+	SoftRefusal       bool     // soft_refusal: the answer is the policy's refusal line
+	Cited             []string // cited: known tags cited, in first-cited order
+	Unknown           []string // unknown: cited tags the prompt never offered
+	UncitedSentences  []string // uncited_sentences: factual sentences with no tag
+	GapEvent          *GapEvent // gap_event: refusal_soft when soft_refusal
+}
