@@ -177,3 +177,17 @@ type Validation struct {
 	UncitedSentences  []string // uncited_sentences: factual sentences with no tag
 	GapEvent          *GapEvent // gap_event: refusal_soft when soft_refusal
 }
+
+// Limits bound what one request may hold. They come from the policy
+// ("limits"), with defaults (docs/policy.md). Exceeding one is an error with
+// code "limit" that names the field; nothing is silently truncated.
+type Limits struct {
+	MaxRequestBytes  int // whole request JSON
+	MaxChunks        int // len(chunks), and each results_per_query list
+	MaxQueries       int // len(results_per_query)
+	MaxChunkBytes    int // len(chunks[i].text)
+	MaxTotalBytes    int // sum of chunk text bytes
+	MaxQueryBytes    int // len(query)
+	MaxEmbeddingDims int // len(query_embedding), len(chunks[i].embedding)
+	MaxDepth         int // JSON nesting depth
+}
