@@ -1,9 +1,11 @@
 package eval
 
-// IsTune puts an item in the tuning half or the held-out half by the parity
-// of the FNV-1a hash of "set:id". A hash, not file order, so that the split
-// does not follow how the files were sorted (ClapNQ lists answerable first),
-// and it never changes when items are added.
+// IsTune puts an item in the tuning half or the held-out half by one bit of
+// a hash of "set:id". A hash, not file order, so that the split does not
+// follow how the files were sorted (ClapNQ lists answerable first), and an
+// item's half never changes when items are added. FNV-1a alone mixes its
+// last bytes poorly into any single bit, so murmur3's 64-bit finalizer
+// follows it.
 func IsTune(set, id string) bool {
 	const offset, prime = 14695981039346656037, 1099511628211
 	h := uint64(offset)
@@ -11,6 +13,10 @@ func IsTune(set, id string) bool {
 		h ^= uint64(b)
 		h *= prime
 	}
-	// The top bit, because FNV's low bit is only the parity of the bytes' low bits.
-	return h>>63 == 0
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h&1 == 0
 }
