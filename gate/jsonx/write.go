@@ -1,0 +1,186 @@
+package jsonx
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. The escaping is fixed, so equal
+// strings always give equal bytes, and matches encoding/json's default
+// (HTML-safe) output byte for byte:
+//   - `"` and `\` are escaped; \b \f \n \r \t use their short forms; every
+//     other control character is \u00XX (lower-case hex);
+//   - `<`, `>` and `&` become \u003c \u003e \u0026, and U+2028, U+2029
+//     become \u2028 \u2029, so the output can be embedded in HTML or a
+//     JavaScript source without closing a tag or a line;
+//   - invalid UTF-8 (only possible for strings not produced by Parse) is
+//     written as \ufffd rather than producing invalid JSON.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&15])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Round6 rounds x to 6 decimal places the way every gate output number is
+// rounded: math.Round(x*1e6)/1e6 (IEEE + - * / and Round are exact and the
+// same on every platform). -0 becomes 0. NaN and ±Inf become 0: callers must
+// never produce them, and writing 0 keeps the output valid JSON instead of
+// emitting a token no JSON parser accepts. Values so large that x*1e6
+// overflows are returned unchanged.
+func Round6(x float64) float64 {
+	if x != x || math.IsInf(x, 0) {
+		return 0
+	}
+	y := x * 1e6
+	if !math.IsInf(y, 0) {
+		x = math.Round(y) / 1e6
+	}
+	if x == 0 {
+		return 0 // also turns -0 into 0
+	}
+	return x
+}
+
+// AppendFloat appends Round6(x) formatted with strconv 'f' and the shortest
+// precision: "0.5", "1", "0.123457". Never an exponent, never -0, never NaN.
+func AppendFloat(dst []byte, x float64) []byte {
+	return strconv.AppendFloat(dst, Round6(x), 'f', -1, 64)
+}
+
+// AppendValue appends v compactly in document order. Numbers are written
+// exactly as they were in the source; strings are re-escaped with
+// AppendString.
+func AppendValue(dst []byte, v *Value) []byte {
+	return appendValue(dst, v, false)
+}
+
+// AppendCanonical appends v in the canonical form policy hashes and
+// signatures are computed over: compact, object keys sorted by their UTF-8
+// bytes at every level, numbers as written in the source, strings escaped by
+// AppendString. Two documents that differ only in whitespace, key order or
+// string escaping have the same canonical bytes. Numbers are kept raw (1.0
+// and 1 stay different): rewriting them would make the hash depend on float
+// formatting, and a policy author who changes a number has changed the policy.
+func AppendCanonical(dst []byte, v *Value) []byte {
+	return appendValue(dst, v, true)
+}
+
+// appendValue recurses once per nesting level; values come from Parse with a
+// depth limit, which bounds the stack (fixed and small on Wasm).
+func appendValue(dst []byte, v *Value, canonical bool) []byte {
+	switch v.Kind() {
+	case Null:
+		return append(dst, "null"...)
+	case Bool:
+		if v.b {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case Number:
+		if v.str != "" {
+			return append(dst, v.str...)
+		}
+		return AppendFloat(dst, v.num)
+	case String:
+		return AppendString(dst, v.str)
+	case Array:
+		dst = append(dst, '[')
+		for i := range v.items {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendValue(dst, &v.items[i], canonical)
+		}
+		return append(dst, ']')
+	case Object:
+		n := len(v.items) / 2
+		dst = append(dst, '{')
+		if !canonical {
+			for i := 0; i < n; i++ {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = AppendString(dst, v.items[2*i].str)
+				dst = append(dst, ':')
+				dst = appendValue(dst, &v.items[2*i+1], canonical)
+			}
+			return append(dst, '}')
+		}
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		// Stable, so the output stays deterministic even for a hand-built
+		// value with repeated keys (Parse never produces one).
+		slices.SortStableFunc(order, func(a, b int) int {
+			ka, kb := v.items[2*a].str, v.items[2*b].str
+			switch {
+			case ka < kb:
+				return -1
+			case ka > kb:
+				return 1
+			}
+			return 0
+		})
+		for j, i := range order {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, v.items[2*i].str)
+			dst = append(dst, ':')
+			dst = appendValue(dst, &v.items[2*i+1], canonical)
+		}
+		return append(dst, '}')
+	}
+	return append(dst, "null"...)
+}

@@ -1,0 +1,129 @@
+package jsonx
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAppendString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", `""`},
+		{"plain text", `"plain text"`},
+		{`q"b\`, `"q\"b\\"`},
+		{"\b\f\n\r\t", `"\b\f\n\r\t"`},
+		{"\x00\x01\x1f\x7f", `"\u0000\u0001\u001f` + "\x7f" + `"`},
+		{"</sources><script>&", `"\u003c/sources\u003e\u003cscript\u003e\u0026"`},
+		{"a\u2028b\u2029c", `"a\u2028b\u2029c"`},
+		{"é中😀", `"é中😀"`},
+		{"bad\xffutf8\xc3", `"bad\ufffdutf8\ufffd"`},
+	}
+	for _, tc := range tests {
+		if got := string(AppendString(nil, tc.in)); got != tc.want {
+			t.Errorf("AppendString(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// The escaping is documented as identical to encoding/json's default; check
+// it over every byte and the awkward runes so the claim stays true.
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	var inputs []string
+	for c := 0; c < 256; c++ {
+		inputs = append(inputs, "x"+string([]byte{byte(c)})+"y")
+	}
+	inputs = append(inputs, "\u2028\u2029\u00e9\U0001F600\ufffd", "\xed\xa0\x80", "a\xe2\x80")
+	for _, s := range inputs {
+		want, _ := json.Marshal(s)
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Errorf("AppendString(%q) = %s, encoding/json = %s", s, got, want)
+		}
+	}
+}
+
+func TestAppendStringRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "a\"b", "\x00\u2028<>&", "中文 text\n", "\U0010FFFF"} {
+		enc := AppendString(nil, s)
+		v, err := Parse(enc, 1)
+		if err != nil || v.Str() != s {
+			t.Errorf("round trip %q: %q, %v", s, v.Str(), err)
+		}
+	}
+}
+
+func TestAppendFloat(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"},
+		{math.Copysign(0, -1), "0"},
+		{-0.0000001, "0"}, // rounds to -0, written as 0
+		{1, "1"},
+		{0.5, "0.5"},
+		{0.1 + 0.2, "0.3"},
+		{1.0 / 3, "0.333333"},
+		{2.0 / 3, "0.666667"},
+		{0.0000005, "0.000001"},
+		{-0.0000005, "-0.000001"}, // math.Round rounds half away from zero
+		{-12.3456789, "-12.345679"},
+		{123456789.123456789, "123456789.123457"},
+		{1e21, "1000000000000000000000"},
+		{math.NaN(), "0"},
+		{math.Inf(1), "0"},
+		{math.Inf(-1), "0"},
+		{math.MaxFloat64, "17976931348623157" + strings.Repeat("0", 292)},
+	}
+	for _, tc := range tests {
+		if got := string(AppendFloat(nil, tc.in)); got != tc.want {
+			t.Errorf("AppendFloat(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestAppendCanonical(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"b":1,"a":2,"B":3,"_":4}`, `{"B":3,"_":4,"a":2,"b":1}`},
+		{` { "z" : [ { "y":1, "x":2 } ], "é":0, "e":1.50 } `, `{"e":1.50,"z":[{"x":2,"y":1}],"é":0}`},
+		{`{"\u0062":"\u00e9","a":"\/"}`, `{"a":"/","b":"é"}`},
+		{`{"ab":1,"a":2,"abc":3,"":4}`, `{"":4,"a":2,"ab":1,"abc":3}`},
+		{`[3,1,2]`, `[3,1,2]`}, // arrays keep their order
+	}
+	for _, tc := range tests {
+		v, err := Parse([]byte(tc.in), 8)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.in, err)
+		}
+		if got := string(AppendCanonical(nil, &v)); got != tc.want {
+			t.Errorf("AppendCanonical(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	// Documents differing only in layout, key order and escaping share canonical bytes.
+	a, _ := Parse([]byte(`{"name":"x","w":{"b":0.25,"a":0.75}}`), 8)
+	b, _ := Parse([]byte("{\n  \"w\": {\"a\": 0.75, \"b\": 0.25},\n  \"n\\u0061me\": \"x\"\n}"), 8)
+	if ca, cb := AppendCanonical(nil, &a), AppendCanonical(nil, &b); string(ca) != string(cb) {
+		t.Errorf("canonical differs: %s vs %s", ca, cb)
+	}
+}
+
+func TestWriterOutputIsValidJSON(t *testing.T) {
+	in := `{"k":["<\u2028>",-0,1E+2,{"n":null,"t":true,"f":false}],"\u0000":"\ud83d\ude00"}`
+	v, err := Parse([]byte(in), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range [][]byte{AppendValue(nil, &v), AppendCanonical(nil, &v)} {
+		if !json.Valid(out) || !utf8.Valid(out) {
+			t.Errorf("invalid output %s", out)
+		}
+		v2, err := Parse(out, 8)
+		if err != nil {
+			t.Fatalf("reparse %s: %v", out, err)
+		}
+		if string(AppendCanonical(nil, &v2)) != string(AppendCanonical(nil, &v)) {
+			t.Errorf("reparse changed canonical form: %s", out)
+		}
+	}
+}
