@@ -1,0 +1,116 @@
+package gate
+
+import (
+	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+func TestPathString(t *testing.T) {
+	tests := []struct {
+		p    path
+		want string
+	}{
+		{root, ""},
+		{root.key("query"), "query"},
+		{root.key("chunks").index(3), "chunks[3]"},
+		{root.key("chunks").index(3).key("scores").key("vector"), "chunks[3].scores.vector"},
+		{root.key("results_per_query").index(1).index(4).key("id"), "results_per_query[1][4].id"},
+		{root.key("signals").key("weights").key("coverage"), "signals.weights.coverage"},
+		{root.key("chunks").index(0).key("embedding").index(7), "chunks[0].embedding[7]"},
+	}
+	for _, tc := range tests {
+		if got := tc.p.String(); got != tc.want {
+			t.Errorf("path = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestListed(t *testing.T) {
+	const list = "id doc_id title"
+	for k, want := range map[string]bool{"id": true, "doc_id": true, "title": true, "": false, "doc": false, "i": false, "title ": false, "d doc_id": false, "titles": false} {
+		if got := listed(list, k); got != want {
+			t.Errorf("listed(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestObjReaders(t *testing.T) {
+	v, err := jsonx.Parse([]byte(`{"s":"x","n":1.5,"b":true,"a":[1,2],"o":{"k":"v"},"z":null,"bad":[1,"x"]}`), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, e := asObject(&v, root.key("policy"), CodeBadPolicy)
+	if e != nil {
+		t.Fatal(e)
+	}
+	if s, ok, e := o.str("s", true); s != "x" || !ok || e != nil {
+		t.Errorf("str: %q %v %v", s, ok, e)
+	}
+	if n, ok, e := o.num("n", true); n != 1.5 || !ok || e != nil {
+		t.Errorf("num: %v %v %v", n, ok, e)
+	}
+	if b, ok, e := o.boolean("b", false); !b || !ok || e != nil {
+		t.Errorf("boolean: %v %v %v", b, ok, e)
+	}
+	if sub, ok, e := o.object("o", true); !ok || e != nil || sub.at.String() != "policy.o" {
+		t.Errorf("object: %v %v %q", ok, e, sub.at.String())
+	}
+	if _, ok, e := o.str("missing", false); ok || e != nil {
+		t.Errorf("optional missing: %v %v", ok, e)
+	}
+	if _, ok, e := o.str("z", false); ok || e != nil {
+		t.Errorf("optional null counts as absent: %v %v", ok, e)
+	}
+	a, _, _ := o.arr("a", true)
+	if xs, e := numbers(a, o.at.key("a"), CodeBadPolicy, nil); e != nil || len(xs) != 2 || xs[1] != 2 {
+		t.Errorf("numbers: %v %v", xs, e)
+	}
+
+	errs := []struct {
+		name       string
+		e          *Error
+		field, msg string
+	}{
+		{"required missing", second(o.str("missing", true)), "policy.missing", "is required"},
+		{"required null", second(o.str("z", true)), "policy.z", "is required"},
+		{"wrong type string", second(o.str("n", true)), "policy.n", "must be a string"},
+		{"wrong type number", second(o.num("s", true)), "policy.s", "must be a number"},
+		{"wrong type bool", second(o.boolean("s", true)), "policy.s", "must be true or false"},
+		{"wrong type array", second(o.arr("o", true)), "policy.o", "must be an array"},
+		{"wrong type object", third(o.object("a", true)), "policy.a", "must be an object"},
+		{"unknown field", o.strict("s n b a o z"), "policy.bad", "unknown field"},
+		{"array element", func() *Error {
+			b, _, _ := o.arr("bad", true)
+			_, e := numbers(b, o.at.key("bad"), CodeBadPolicy, nil)
+			return e
+		}(), "policy.bad[1]", "must be a number"},
+		{"string element", func() *Error {
+			_, e := strs(a, o.at.key("a"), CodeBadPolicy)
+			return e
+		}(), "policy.a[0]", "must be a string"},
+	}
+	for _, tc := range errs {
+		if tc.e == nil || tc.e.Code != CodeBadPolicy || tc.e.Field != tc.field || tc.e.Message != tc.msg {
+			t.Errorf("%s: got %+v, want bad_policy %q %q", tc.name, tc.e, tc.field, tc.msg)
+		}
+	}
+	if e := o.strict("s n b a o z bad"); e != nil {
+		t.Errorf("strict with every key listed: %v", e)
+	}
+	if _, e := asObject(a, root.key("x"), CodeBadField); e == nil || e.Field != "x" || e.Message != "must be an object" {
+		t.Errorf("asObject on array: %+v", e)
+	}
+}
+
+func second[A, B any](_ A, _ B, e *Error) *Error { return e }
+func third[A, B any](_ A, _ B, e *Error) *Error  { return e }
+
+func TestParseJSONErrors(t *testing.T) {
+	if _, e := parseJSON([]byte(`{"a":`), 4); e == nil || e.Code != CodeBadJSON || e.Message != "invalid JSON at offset 5: expected a value, found end of input" {
+		t.Errorf("syntax: %+v", e)
+	}
+	if _, e := parseJSON([]byte(`[[[]]]`), 2); e == nil || e.Code != CodeLimit || e.Message != "JSON nesting deeper than 2 levels at offset 2" {
+		t.Errorf("depth: %+v", e)
+	}
+}
