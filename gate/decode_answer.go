@@ -1,0 +1,87 @@
+package gate
+
+import (
+	"strconv"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// DecodeAnswer parses the answer-validation input {"answer": "...", "tags":
+// ["S1", ...]}. The rules:
+//   - empty body, invalid JSON or a top level that is not an object: bad_json,
+//     as for requests; a limit exceeded: limit;
+//   - "answer" is a required string and may be empty (a model can return
+//     nothing, and that is worth validating);
+//   - "tags" is optional; each must look like S1, S2... (S, then a number
+//     without leading zeros), at most max_chunks of them, no repeats;
+//   - any other field, a wrong type or a bad tag is bad_answer naming it.
+//
+// The returned error is always a *Error.
+func DecodeAnswer(data []byte, lim *Limits) (*Answer, error) {
+	a, err := decodeAnswer(data, lim)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func decodeAnswer(data []byte, lim *Limits) (*Answer, *Error) {
+	l := lim.resolved()
+	if len(data) > l.MaxRequestBytes {
+		return nil, limitError("", "answer is "+strconv.Itoa(len(data))+" bytes", l.MaxRequestBytes, "max_request_bytes")
+	}
+	if isBlank(data) {
+		return nil, errorf(CodeBadJSON, "", "empty request")
+	}
+	doc, err := parseJSON(data, l.MaxDepth)
+	if err != nil {
+		return nil, err
+	}
+	if doc.Kind() != jsonx.Object {
+		return nil, errorf(CodeBadJSON, "", "answer input must be a JSON object, not "+doc.Kind().String())
+	}
+	o := obj{v: &doc, at: root, code: CodeBadAnswer}
+	if err := o.strict("answer tags"); err != nil {
+		return nil, err
+	}
+	a := &Answer{}
+	if a.Answer, _, err = o.str("answer", true); err != nil {
+		return nil, err
+	}
+	tags, ok, err := o.arr("tags", false)
+	if err != nil || !ok {
+		return a, err
+	}
+	at := root.key("tags")
+	if tags.Len() > l.MaxChunks {
+		return nil, limitError(at.String(), "has "+strconv.Itoa(tags.Len())+" tags", l.MaxChunks, "max_chunks")
+	}
+	if a.Tags, err = strs(tags, at, CodeBadAnswer); err != nil {
+		return nil, err
+	}
+	for i, t := range a.Tags {
+		if !isSourceTag(t) {
+			return nil, errorf(CodeBadAnswer, at.index(i).String(), "must be a source tag like S1")
+		}
+		for j := 0; j < i; j++ {
+			if a.Tags[j] == t {
+				return nil, errorf(CodeBadAnswer, at.index(i).String(), "duplicate tag \""+t+"\"")
+			}
+		}
+	}
+	return a, nil
+}
+
+// isSourceTag reports whether t matches S[1-9][0-9]* (at most 9 digits, so
+// the number fits any int).
+func isSourceTag(t string) bool {
+	if len(t) < 2 || len(t) > 10 || t[0] != 'S' || t[1] < '1' || t[1] > '9' {
+		return false
+	}
+	for i := 2; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,350 @@
+package gate
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// DecodeRequest parses and validates a request document (docs/decision.md).
+// Every rule below has a test in decode_request_test.go. Nothing is silently
+// truncated or guessed: input the gate cannot decide on correctly is an error
+// naming the field.
+//
+//   - An empty (or all-whitespace) body is bad_json "empty request"; invalid
+//     JSON is bad_json with the byte offset; a top level that is not an
+//     object is bad_json.
+//   - Unknown fields are bad_field "unknown field", except a chunk's
+//     "metadata", which may hold anything and is ignored.
+//   - Limits (code "limit", naming the field): request bytes, nesting depth,
+//     query bytes, chunks per list, results_per_query lists, text bytes per
+//     chunk and in total, embedding dimensions. lim may be nil (defaults).
+//
+// The returned error is always a *Error.
+func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
+	r, err := decodeRequest(data, lim)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+const (
+	requestFields = "query chunks query_embedding results_per_query now"
+	chunkFields   = "id doc_id title text scores updated_at trust untrusted embedding temperature metadata"
+	scoreFields   = "vector bm25 rerank rrf boosted graph"
+)
+
+type requestDecoder struct {
+	lim       Limits
+	totalText int
+	dims      int    // the embedding length every embedding must have; 0 until known
+	dimsFrom  string // which field set dims, for the mismatch message
+}
+
+func decodeRequest(data []byte, lim *Limits) (*Request, *Error) {
+	d := requestDecoder{lim: lim.resolved()}
+	if len(data) > d.lim.MaxRequestBytes {
+		return nil, limitError("", "request is "+strconv.Itoa(len(data))+" bytes", d.lim.MaxRequestBytes, "max_request_bytes")
+	}
+	if isBlank(data) {
+		return nil, errorf(CodeBadJSON, "", "empty request")
+	}
+	doc, err := parseJSON(data, d.lim.MaxDepth)
+	if err != nil {
+		return nil, err
+	}
+	if doc.Kind() != jsonx.Object {
+		return nil, errorf(CodeBadJSON, "", "request must be a JSON object, not "+doc.Kind().String())
+	}
+	top := obj{v: &doc, at: root, code: CodeBadField}
+	if err := top.strict(requestFields); err != nil {
+		return nil, err
+	}
+	req := &Request{}
+
+	// query: required, trimmed, non-empty. The limit applies to the bytes as
+	// sent, before trimming.
+	q, _, err := top.str("query", true)
+	if err != nil {
+		return nil, err
+	}
+	if len(q) > d.lim.MaxQueryBytes {
+		return nil, limitError("query", "is "+strconv.Itoa(len(q))+" bytes", d.lim.MaxQueryBytes, "max_query_bytes")
+	}
+	req.Query = strings.TrimSpace(q)
+	if req.Query == "" {
+		return nil, errorf(CodeBadField, "query", "must not be empty")
+	}
+
+	// query_embedding first, so chunk embeddings are checked against it.
+	if a, ok, err := top.arr("query_embedding", false); err != nil {
+		return nil, err
+	} else if ok {
+		if req.QueryEmbedding, err = d.embedding(a, root.key("query_embedding")); err != nil {
+			return nil, err
+		}
+	}
+
+	if a, ok, err := top.arr("chunks", false); err != nil {
+		return nil, err
+	} else if ok {
+		if req.Chunks, err = d.chunkList(a, root.key("chunks")); err != nil {
+			return nil, err
+		}
+	}
+
+	// results_per_query: one chunk list per phrasing (seed 001). Ids must be
+	// unique within a list; the same chunk found by several phrasings is the
+	// point of the merge, so ids may repeat across lists.
+	if a, ok, err := top.arr("results_per_query", false); err != nil {
+		return nil, err
+	} else if ok {
+		at := root.key("results_per_query")
+		if a.Len() > d.lim.MaxQueries {
+			return nil, limitError(at.String(), "has "+strconv.Itoa(a.Len())+" result lists", d.lim.MaxQueries, "max_queries")
+		}
+		req.ResultsPerQuery = make([][]Chunk, a.Len())
+		for i := range req.ResultsPerQuery {
+			list := a.Index(i)
+			if list.Kind() != jsonx.Array {
+				return nil, typeError(CodeBadField, at.index(i), jsonx.Array)
+			}
+			if req.ResultsPerQuery[i], err = d.chunkList(list, at.index(i)); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	if s, ok, err := top.str("now", false); err != nil {
+		return nil, err
+	} else if ok {
+		sec, msg := parseRFC3339(s)
+		if msg != "" {
+			return nil, errorf(CodeBadField, "now", msg)
+		}
+		req.Now, req.NowSec, req.HasNow = s, sec, true
+	}
+	return req, nil
+}
+
+func isBlank(data []byte) bool {
+	for _, c := range data {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+func limitError(field, what string, limit int, name string) *Error {
+	return errorf(CodeLimit, field, what+"; the limit is "+strconv.Itoa(limit)+" ("+name+")")
+}
+
+// chunkList decodes one list of chunks. A chunk without an id gets "c1",
+// "c2"... from its 1-based position in its list, so every outcome can be
+// referred to; such an id may collide with an explicit one (a chunk with id
+// "c2" at position 1 and one without an id at position 2), which is the
+// ordinary duplicate-id error. Duplicate ids within a list are bad_field on
+// the second one: the decision refers to chunks by id, so two chunks with one
+// id would make it ambiguous.
+func (d *requestDecoder) chunkList(a *jsonx.Value, at path) ([]Chunk, *Error) {
+	n := a.Len()
+	if n > d.lim.MaxChunks {
+		return nil, limitError(at.String(), "has "+strconv.Itoa(n)+" chunks", d.lim.MaxChunks, "max_chunks")
+	}
+	out := make([]Chunk, n)
+	for i := range out {
+		if err := d.chunk(&out[i], a.Index(i), at.index(i), i); err != nil {
+			return nil, err
+		}
+	}
+	if i, j := firstDuplicateID(out); i >= 0 {
+		return nil, errorf(CodeBadField, at.index(i).key("id").String(),
+			"duplicate id \""+clipText(out[i].ID)+"\" (first used by "+at.index(j).String()+")")
+	}
+	return out, nil
+}
+
+// firstDuplicateID returns the index of the first chunk whose id appeared
+// before, and the index of that earlier chunk; (-1, -1) when ids are unique.
+// Pairwise for short lists, a map for long ones so hostile input stays linear.
+func firstDuplicateID(cs []Chunk) (int, int) {
+	if len(cs) <= 32 {
+		for i := 1; i < len(cs); i++ {
+			for j := 0; j < i; j++ {
+				if cs[i].ID == cs[j].ID {
+					return i, j
+				}
+			}
+		}
+		return -1, -1
+	}
+	seen := make(map[string]int, len(cs))
+	for i := range cs {
+		if j, ok := seen[cs[i].ID]; ok {
+			return i, j
+		}
+		seen[cs[i].ID] = i
+	}
+	return -1, -1
+}
+
+func clipText(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+func (d *requestDecoder) chunk(c *Chunk, v *jsonx.Value, at path, i int) *Error {
+	o, err := asObject(v, at, CodeBadField)
+	if err != nil {
+		return err
+	}
+	if err := o.strict(chunkFields); err != nil {
+		return err
+	}
+	id, ok, err := o.str("id", false)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		id = "c" + strconv.Itoa(i+1)
+	} else if id == "" {
+		return o.fail("id", "must not be empty (omit it to number chunks by position)")
+	}
+	c.ID = id
+	if c.DocID, _, err = o.str("doc_id", false); err != nil {
+		return err
+	}
+	if c.Title, _, err = o.str("title", false); err != nil {
+		return err
+	}
+	if c.Text, _, err = o.str("text", false); err != nil {
+		return err
+	}
+	if len(c.Text) > d.lim.MaxChunkBytes {
+		return limitError(at.key("text").String(), "is "+strconv.Itoa(len(c.Text))+" bytes", d.lim.MaxChunkBytes, "max_chunk_bytes")
+	}
+	d.totalText += len(c.Text)
+	if d.totalText > d.lim.MaxTotalBytes {
+		return limitError(at.key("text").String(), "brings the request's chunk text to "+strconv.Itoa(d.totalText)+" bytes", d.lim.MaxTotalBytes, "max_total_bytes")
+	}
+	if s, ok, err := o.object("scores", false); err != nil {
+		return err
+	} else if ok {
+		if err := scores(&c.Scores, s); err != nil {
+			return err
+		}
+	}
+	if s, ok, err := o.str("updated_at", false); err != nil {
+		return err
+	} else if ok {
+		sec, msg := parseRFC3339(s)
+		if msg != "" {
+			return o.fail("updated_at", msg)
+		}
+		c.UpdatedAt, c.UpdatedSec, c.HasUpdated = s, sec, true
+	}
+	if c.Trust, c.HasTrust, err = o.num("trust", false); err != nil {
+		return err
+	}
+	if c.HasTrust && (c.Trust < 0 || c.Trust > 1) {
+		return o.fail("trust", "must be in [0, 1]")
+	}
+	if c.Untrusted, _, err = o.boolean("untrusted", false); err != nil {
+		return err
+	}
+	if a, ok, err := o.arr("embedding", false); err != nil {
+		return err
+	} else if ok {
+		if c.Embedding, err = d.embedding(a, at.key("embedding")); err != nil {
+			return err
+		}
+	}
+	// temperature (seed 002): any finite number; the policy supplies the
+	// default when absent.
+	if c.Temperature, c.HasTemperature, err = o.num("temperature", false); err != nil {
+		return err
+	}
+	return nil
+}
+
+// vectorSlack is how far above 1 a cosine similarity may be and still count
+// as 1: normalizing and dotting float32 vectors routinely gives 1.0000000002.
+const vectorSlack = 1e-9
+
+// scores reads a chunk's scores, recording presence in the Has* flags so a
+// present 0 is never mistaken for a missing score.
+//   - vector is a cosine similarity: in [-1, 1+1e-9]. Negative values clamp
+//     to 0 (a negative cosine means unrelated, and seed 000's original maps
+//     distance to similarity as clamp(1-distance, 0, 1)); values just above
+//     1 clamp to 1; anything else (a distance, a percentage) is an error
+//     rather than a silently wrong gate.
+//   - bm25, rrf, boosted and graph are non-negative by construction.
+//   - rerank may be any number: cross-encoders return logits; the logic
+//     normalizes it where a seed needs [0,1].
+func scores(s *Scores, o obj) *Error {
+	if err := o.strict(scoreFields); err != nil {
+		return err
+	}
+	var err *Error
+	if s.Vector, s.HasVector, err = o.num("vector", false); err != nil {
+		return err
+	}
+	if s.HasVector {
+		if s.Vector < -1 || s.Vector > 1+vectorSlack {
+			return o.fail("vector", "must be a cosine similarity in [-1, 1]")
+		}
+		if s.Vector < 0 {
+			s.Vector = 0
+		} else if s.Vector > 1 {
+			s.Vector = 1
+		}
+	}
+	nonNeg := func(key string, x *float64, has *bool) *Error {
+		var err *Error
+		if *x, *has, err = o.num(key, false); err != nil {
+			return err
+		}
+		if *has && *x < 0 {
+			return o.fail(key, "must be >= 0")
+		}
+		return nil
+	}
+	if err := nonNeg("bm25", &s.BM25, &s.HasBM25); err != nil {
+		return err
+	}
+	if s.Rerank, s.HasRerank, err = o.num("rerank", false); err != nil {
+		return err
+	}
+	if err := nonNeg("rrf", &s.RRF, &s.HasRRF); err != nil {
+		return err
+	}
+	if err := nonNeg("boosted", &s.Boosted, &s.HasBoosted); err != nil {
+		return err
+	}
+	return nonNeg("graph", &s.Graph, &s.HasGraph)
+}
+
+// embedding reads an embedding and checks its length: not empty, within
+// max_embedding_dims, and equal to every other embedding in the request
+// (query_embedding when present, else the first chunk embedding), because a
+// cosine between vectors of different lengths is meaningless.
+func (d *requestDecoder) embedding(a *jsonx.Value, at path) ([]float64, *Error) {
+	n := a.Len()
+	if n == 0 {
+		return nil, errorf(CodeBadField, at.String(), "must not be empty")
+	}
+	if n > d.lim.MaxEmbeddingDims {
+		return nil, limitError(at.String(), "has "+strconv.Itoa(n)+" dimensions", d.lim.MaxEmbeddingDims, "max_embedding_dims")
+	}
+	if d.dims == 0 {
+		d.dims, d.dimsFrom = n, at.String()
+	} else if n != d.dims {
+		return nil, errorf(CodeBadField, at.String(), "has "+strconv.Itoa(n)+" dimensions but "+d.dimsFrom+" has "+strconv.Itoa(d.dims))
+	}
+	return numbers(a, at, CodeBadField, make([]float64, 0, n))
+}

@@ -1,0 +1,183 @@
+package gate
+
+import "github.com/ctxgate/ctxgate/gate/jsonx"
+
+// AppendDecision appends the decision JSON to dst: compact, no trailing
+// newline, fields in the order of the Decision type's comments, numbers
+// rounded to 6 decimal places (jsonx.AppendFloat). Lists are written as []
+// when empty and optional objects as null, so every decision has the same
+// keys and a host can read it without presence checks. The bytes depend only
+// on d, never on the build or the host.
+func AppendDecision(dst []byte, d *Decision) []byte {
+	dst = append(dst, `{"action":`...)
+	dst = jsonx.AppendString(dst, string(d.Action))
+	dst = append(dst, `,"level":`...)
+	dst = jsonx.AppendString(dst, string(d.Level))
+	dst = append(dst, `,"confidence":`...)
+	dst = jsonx.AppendFloat(dst, d.Confidence)
+	dst = append(dst, `,"band":`...)
+	dst = jsonx.AppendString(dst, d.Band)
+	dst = append(dst, `,"interpretation":`...)
+	dst = jsonx.AppendString(dst, d.Interpretation)
+	dst = append(dst, `,"flag_for_review":`...)
+	dst = appendBool(dst, d.FlagForReview)
+	dst = append(dst, `,"query_type":`...)
+	dst = jsonx.AppendString(dst, d.QueryType)
+	dst = append(dst, `,"signals":`...)
+	dst = appendSignals(dst, d.Signals)
+	dst = append(dst, `,"chunks":[`...)
+	for i := range d.Chunks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendChunkOutcome(dst, &d.Chunks[i])
+	}
+	dst = append(dst, `],"prompt":`...)
+	if p := d.Prompt; p != nil {
+		dst = append(dst, `{"instructions":`...)
+		dst = jsonx.AppendString(dst, p.Instructions)
+		dst = append(dst, `,"sources":`...)
+		dst = jsonx.AppendString(dst, p.Sources)
+		dst = append(dst, `,"minimal":`...)
+		dst = jsonx.AppendString(dst, p.Minimal)
+		dst = append(dst, '}')
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"caveat":`...)
+	dst = jsonx.AppendString(dst, d.Caveat)
+	dst = append(dst, `,"refusal":`...)
+	if r := d.Refusal; r != nil {
+		dst = append(dst, `{"type":`...)
+		dst = jsonx.AppendString(dst, r.Type)
+		dst = append(dst, `,"message":`...)
+		dst = jsonx.AppendString(dst, r.Message)
+		dst = append(dst, '}')
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"missing_aspects":`...)
+	dst = appendStrings(dst, d.MissingAspects)
+	dst = append(dst, `,"confidence_factors":`...)
+	dst = appendStrings(dst, d.ConfidenceFactors)
+	dst = append(dst, `,"recommendations":`...)
+	dst = appendStrings(dst, d.Recommendations)
+	dst = append(dst, `,"gap_event":`...)
+	dst = appendGapEvent(dst, d.GapEvent)
+	dst = append(dst, `,"policy":{"name":`...)
+	dst = jsonx.AppendString(dst, d.Policy.Name)
+	dst = append(dst, `,"version":`...)
+	dst = jsonx.AppendString(dst, d.Policy.Version)
+	dst = append(dst, `,"sha256":`...)
+	dst = jsonx.AppendString(dst, d.Policy.SHA256)
+	return append(dst, "}}"...)
+}
+
+// appendChunkOutcome writes id, doc_id, tag, kept, reason, score, then the
+// optional per-seed scores only when set, so a policy that does not compute
+// quality does not report a misleading quality of 0.
+func appendChunkOutcome(dst []byte, c *ChunkOutcome) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = jsonx.AppendString(dst, c.ID)
+	dst = append(dst, `,"doc_id":`...)
+	dst = jsonx.AppendString(dst, c.DocID)
+	dst = append(dst, `,"tag":`...)
+	dst = jsonx.AppendString(dst, c.Tag)
+	dst = append(dst, `,"kept":`...)
+	dst = appendBool(dst, c.Kept)
+	dst = append(dst, `,"reason":`...)
+	dst = jsonx.AppendString(dst, c.Reason)
+	dst = append(dst, `,"score":`...)
+	dst = jsonx.AppendFloat(dst, c.Score)
+	if c.HasQuality {
+		dst = append(dst, `,"quality":`...)
+		dst = jsonx.AppendFloat(dst, c.Quality)
+	}
+	if c.HasVector {
+		dst = append(dst, `,"vector":`...)
+		dst = jsonx.AppendFloat(dst, c.Vector)
+	}
+	if c.HasBM25 {
+		dst = append(dst, `,"bm25":`...)
+		dst = jsonx.AppendFloat(dst, c.BM25)
+	}
+	if c.HasFused {
+		dst = append(dst, `,"fused":`...)
+		dst = jsonx.AppendFloat(dst, c.Fused)
+	}
+	return append(dst, '}')
+}
+
+// appendGapEvent writes a gap event or null. query_embedding is omitted when
+// the request had none (an empty vector is not an embedding).
+func appendGapEvent(dst []byte, g *GapEvent) []byte {
+	if g == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"kind":`...)
+	dst = jsonx.AppendString(dst, g.Kind)
+	dst = append(dst, `,"query":`...)
+	dst = jsonx.AppendString(dst, g.Query)
+	if len(g.QueryEmbedding) > 0 {
+		dst = append(dst, `,"query_embedding":[`...)
+		for i, x := range g.QueryEmbedding {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonx.AppendFloat(dst, x)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"confidence":`...)
+	dst = jsonx.AppendFloat(dst, g.Confidence)
+	dst = append(dst, `,"signals":`...)
+	dst = appendSignals(dst, g.Signals)
+	dst = append(dst, `,"top_chunks":[`...)
+	for i := range g.TopChunks {
+		c := &g.TopChunks[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"id":`...)
+		dst = jsonx.AppendString(dst, c.ID)
+		dst = append(dst, `,"doc_id":`...)
+		dst = jsonx.AppendString(dst, c.DocID)
+		dst = append(dst, `,"score":`...)
+		dst = jsonx.AppendFloat(dst, c.Score)
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
+}
+
+// appendSignals writes signals as one object {name: value} in slice order
+// (the engine's fixed computation order), never in map order.
+func appendSignals(dst []byte, ss []Signal) []byte {
+	dst = append(dst, '{')
+	for i := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonx.AppendString(dst, ss[i].Name)
+		dst = append(dst, ':')
+		dst = jsonx.AppendFloat(dst, ss[i].Value)
+	}
+	return append(dst, '}')
+}
+
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonx.AppendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, "true"...)
+	}
+	return append(dst, "false"...)
+}

@@ -1,0 +1,35 @@
+package gate
+
+import (
+	"errors"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// CodeInternal is the code AppendError writes for an error that is not a
+// *Error: a bug, never bad input. Hosts map it to HTTP 500.
+const CodeInternal = "internal"
+
+// AppendError appends the error JSON every host returns:
+// {"error":{"code":"bad_field","message":"...","field":"chunks[2].scores.vector"}}.
+// field is always present ("" when the error is not about one field), so
+// clients can read it without a presence check. A *Error wrapped by a host
+// (fmt.Errorf("...: %w", err)) keeps its code; any other error is "internal".
+func AppendError(dst []byte, err error) []byte {
+	code, msg, field := CodeInternal, "", ""
+	var ge *Error
+	if errors.As(err, &ge) && ge != nil {
+		code, msg, field = ge.Code, ge.Message, ge.Field
+	} else if err != nil {
+		msg = err.Error()
+	} else {
+		msg = "unknown error"
+	}
+	dst = append(dst, `{"error":{"code":`...)
+	dst = jsonx.AppendString(dst, code)
+	dst = append(dst, `,"message":`...)
+	dst = jsonx.AppendString(dst, msg)
+	dst = append(dst, `,"field":`...)
+	dst = jsonx.AppendString(dst, field)
+	return append(dst, "}}"...)
+}
