@@ -16,14 +16,15 @@ const CodeInternal = "internal"
 // clients can read it without a presence check. A *Error wrapped by a host
 // (fmt.Errorf("...: %w", err)) keeps its code; any other error is "internal".
 func AppendError(dst []byte, err error) []byte {
-	code, msg, field := CodeInternal, "", ""
+	code, msg, field := CodeInternal, "unknown error", ""
 	var ge *Error
-	if errors.As(err, &ge) && ge != nil {
-		code, msg, field = ge.Code, ge.Message, ge.Field
-	} else if err != nil {
+	switch {
+	case errors.As(err, &ge):
+		if ge != nil { // a typed nil *Error must not be dereferenced
+			code, msg, field = ge.Code, ge.Message, ge.Field
+		}
+	case err != nil:
 		msg = err.Error()
-	} else {
-		msg = "unknown error"
 	}
 	dst = append(dst, `{"error":{"code":`...)
 	dst = jsonx.AppendString(dst, code)

@@ -13,7 +13,7 @@ package gate
 // On error msg says what is wrong (for the message after the field name).
 func parseRFC3339(s string) (sec int64, msg string) {
 	const bad = "must be an RFC 3339 timestamp like 2024-05-01T12:00:00Z"
-	if len(s) < len("2006-01-02T15:04:05Z") {
+	if len(s) < len("2006-01-02T15:04:05") {
 		return 0, bad
 	}
 	num := func(i, n int) int {
