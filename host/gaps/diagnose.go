@@ -1,0 +1,239 @@
+package gaps
+
+import (
+	"errors"
+	"sort"
+)
+
+// Failure modes (seed 003) and the fix each calls for. The rules are in
+// diagnose and in the table in docs/gaps.md; keep the two in step.
+const (
+	ModeSplitChunk     = "split_chunk"
+	ModeOverRefusal    = "over_refusal"
+	ModeWrongDocs      = "wrong_docs_retrieved"
+	ModeAlmostMatched  = "almost_matched"
+	ModeNoRelevantDocs = "no_relevant_docs"
+	ModeUnclassified   = "unclassified"
+)
+
+// Fix categories.
+const (
+	FixNewContent      = "new_content"
+	FixBetterRetrieval = "better_retrieval"
+	FixThreshold       = "threshold_change"
+	FixBetterChunking  = "better_chunking"
+	FixInspect         = "inspect"
+)
+
+var modeFix = map[string]struct{ fix, action string }{
+	ModeNoRelevantDocs: {FixNewContent, "Write or ingest a document that answers these questions: nothing in the corpus comes close."},
+	ModeWrongDocs:      {FixBetterRetrieval, "Improve retrieval (hybrid BM25 + vector, a reranker, query expansion, metadata filters): retrieval was confident but the chunks it found do not contain the question's terms."},
+	ModeAlmostMatched:  {FixThreshold, "Review the evidence floor, or enrich the nearest document: the best chunk scored just under the line."},
+	ModeSplitChunk:     {FixBetterChunking, "Re-chunk (larger or overlapping chunks, parent-document retrieval): the retrieved chunks cover the question together but no single chunk does."},
+	ModeOverRefusal:    {FixThreshold, "Relax the refusal trigger or review the prompt: the evidence was strong, yet the answer was refused or rejected."},
+	ModeUnclassified:   {FixInspect, "Inspect by hand: the recorded signals fit no rule (often because the events carry too few signals)."},
+}
+
+// Thresholds are the numbers the diagnosis rules compare against.
+type Thresholds struct {
+	// Floor is the policy's evidence floor (seed 003 RETRIEVAL_MIN_SCORE 0.35).
+	Floor float64 `json:"floor"`
+	// Near is how far below the floor still counts as "almost" (0.10).
+	Near float64 `json:"near"`
+	// LowConfidence is seed 003's LOW_CONFIDENCE_SCORE (0.5).
+	LowConfidence float64 `json:"low_confidence"`
+	// CoverageLow: query-term coverage below it means the retrieved text does
+	// not talk about the question (0.5).
+	CoverageLow float64 `json:"coverage_low"`
+	// CoverageHigh: coverage at or above it means the retrieved text does
+	// (0.7, seed 002's confidence-factor line).
+	CoverageHigh float64 `json:"coverage_high"`
+	// BestChunkLow: the best single chunk's coverage below it means no chunk
+	// holds the answer alone (0.5).
+	BestChunkLow float64 `json:"best_chunk_low"`
+	// OverRefusalShare: the share of soft refusals and thumbs-down a cluster
+	// needs before strong evidence reads as over-refusal (0.5).
+	OverRefusalShare float64 `json:"over_refusal_share"`
+}
+
+// DefaultThresholds follow seed 003's support-agent policy.
+func DefaultThresholds() Thresholds {
+	return Thresholds{Floor: 0.35, Near: 0.10, LowConfidence: 0.5, CoverageLow: 0.5, CoverageHigh: 0.7, BestChunkLow: 0.5, OverRefusalShare: 0.5}
+}
+
+func (t *Thresholds) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"floor", t.Floor}, {"near", t.Near}, {"low_confidence", t.LowConfidence}, {"coverage_low", t.CoverageLow},
+		{"coverage_high", t.CoverageHigh}, {"best_chunk_low", t.BestChunkLow}, {"over_refusal_share", t.OverRefusalShare}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return errors.New(f.name + " must be in [0, 1], got " + ftoa(f.v))
+		}
+	}
+	if t.CoverageLow > t.CoverageHigh {
+		return errors.New("coverage_low must not exceed coverage_high")
+	}
+	return nil
+}
+
+// bestScorePriority is where an event's best retrieval score is read from,
+// first present wins: the evidence score seed 003's floor applies to, then
+// seed 000's max similarity, then seed 004's top score, then the recorded top
+// chunks. They are all on [0,1].
+var bestScorePriority = []string{"evidence_top", "max_similarity", "top_score"}
+
+// bestScore returns an event's best retrieval score. A hard refusal with no
+// chunks and no score signal retrieved nothing: its best score is 0.
+func bestScore(ev *Event) (float64, bool) {
+	for _, name := range bestScorePriority {
+		if v, ok := ev.Signals[name]; ok {
+			return v, true
+		}
+	}
+	if len(ev.TopChunks) > 0 {
+		b := ev.TopChunks[0].Score
+		for _, c := range ev.TopChunks[1:] {
+			if c.Score > b {
+				b = c.Score
+			}
+		}
+		return b, true
+	}
+	if ev.Kind == KindRefusalHard {
+		return 0, true
+	}
+	return 0, false
+}
+
+// Median is a signal's median over the events of a cluster that recorded it.
+type Median struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Events int     `json:"events"` // how many events recorded it
+}
+
+// Diagnosis is a cluster's failure mode and why.
+type Diagnosis struct {
+	Mode   string `json:"failure_mode"`
+	Fix    string `json:"fix"`
+	Action string `json:"action"`
+	// Reason states the rule that fired with the cluster's numbers.
+	Reason string `json:"reason"`
+	// Best is the median best retrieval score (bestScorePriority), nil when
+	// no event recorded one.
+	Best *float64 `json:"best_score"`
+	// Signals are the medians of every signal the events recorded, by name.
+	Signals []Median `json:"signals"`
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// diagnose classifies a cluster by the first rule that matches, in this order
+// (most specific first):
+//
+//  1. split_chunk: coverage >= CoverageHigh and coverage_best_chunk < BestChunkLow.
+//  2. over_refusal: soft refusals + thumbs-down >= OverRefusalShare of events,
+//     best >= LowConfidence, and coverage (when recorded) >= CoverageHigh.
+//  3. wrong_docs_retrieved: best >= Floor and coverage < CoverageLow.
+//  4. almost_matched: Floor - Near <= best < LowConfidence.
+//  5. no_relevant_docs: best < Floor - Near and coverage (when recorded) < CoverageLow.
+//  6. unclassified otherwise.
+//
+// All numbers are medians over the cluster's events, so one odd event does not
+// flip a cluster of fifty.
+func diagnose(events []Event, idx []int32, sc SourceCounts, th *Thresholds) Diagnosis {
+	vals := map[string][]float64{}
+	var best []float64
+	for _, i := range idx {
+		ev := &events[i]
+		for name, v := range ev.Signals {
+			vals[name] = append(vals[name], v)
+		}
+		if b, ok := bestScore(ev); ok {
+			best = append(best, b)
+		}
+	}
+	var d Diagnosis
+	names := make([]string, 0, len(vals))
+	for name := range vals {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	med := map[string]float64{}
+	for _, name := range names {
+		m := median(vals[name])
+		med[name] = m
+		d.Signals = append(d.Signals, Median{Name: name, Value: round6(m), Events: len(vals[name])})
+	}
+	b, hasBest := 0.0, len(best) > 0
+	if hasBest {
+		b = median(best)
+		r := round6(b)
+		d.Best = &r
+	}
+	cov, hasCov := med["coverage"]
+	covBest, hasCovBest := med["coverage_best_chunk"]
+	total := sc.RefusalHard + sc.RefusalSoft + sc.ThumbsDown + sc.LowConfidence
+	share := 0.0
+	if total > 0 {
+		share = float64(sc.RefusalSoft+sc.ThumbsDown) / float64(total)
+	}
+	switch {
+	case hasCov && hasCovBest && cov >= th.CoverageHigh && covBest < th.BestChunkLow:
+		d.Mode = ModeSplitChunk
+		d.Reason = "coverage " + f3(cov) + " >= " + f3(th.CoverageHigh) + " but best single chunk covers " + f3(covBest) + " < " + f3(th.BestChunkLow)
+	case hasBest && share >= th.OverRefusalShare && b >= th.LowConfidence && (!hasCov || cov >= th.CoverageHigh):
+		d.Mode = ModeOverRefusal
+		d.Reason = f3(share) + " of events are soft refusals or thumbs-down while best score " + f3(b) + " >= " + f3(th.LowConfidence)
+		if hasCov {
+			d.Reason += " and coverage " + f3(cov) + " >= " + f3(th.CoverageHigh)
+		}
+	case hasBest && hasCov && b >= th.Floor && cov < th.CoverageLow:
+		d.Mode = ModeWrongDocs
+		d.Reason = "best score " + f3(b) + " >= floor " + f3(th.Floor) + " but coverage " + f3(cov) + " < " + f3(th.CoverageLow)
+	case hasBest && b >= th.Floor-th.Near && b < th.LowConfidence:
+		d.Mode = ModeAlmostMatched
+		d.Reason = "best score " + f3(b) + " is in [floor - near, low confidence) = [" + f3(th.Floor-th.Near) + ", " + f3(th.LowConfidence) + ")"
+	case hasBest && b < th.Floor-th.Near && (!hasCov || cov < th.CoverageLow):
+		d.Mode = ModeNoRelevantDocs
+		d.Reason = "best score " + f3(b) + " < floor - near " + f3(th.Floor-th.Near)
+		if hasCov {
+			d.Reason += " and coverage " + f3(cov) + " < " + f3(th.CoverageLow)
+		}
+	default:
+		d.Mode = ModeUnclassified
+		if !hasBest {
+			d.Reason = "no event recorded a retrieval score"
+		} else {
+			d.Reason = "best score " + f3(b) + " with the recorded coverage fits no rule"
+		}
+	}
+	f := modeFix[d.Mode]
+	d.Fix, d.Action = f.fix, f.action
+	return d
+}
+
+func f3(x float64) string {
+	return ftoa(float64(int64(x*1000+sign(x)*0.5)) / 1000)
+}
+
+func sign(x float64) float64 {
+	if x < 0 {
+		return -1
+	}
+	return 1
+}
+
+// round6 keeps reports byte-stable: numbers are rounded to 6 decimals like the
+// gate's own output.
+func round6(x float64) float64 {
+	return float64(int64(x*1e6+sign(x)*0.5)) / 1e6
+}

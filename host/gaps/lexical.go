@@ -1,0 +1,211 @@
+package gaps
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// The lexical path links two queries when the Jaccard similarity of their
+// term sets (terms.go: lower case, stop words out, light stemming) is at least
+// the threshold (0.6 by default; docs/gaps.md says why). It is an exact
+// set-similarity join, not an approximation: prefix filtering (Chaudhuri et
+// al. 2006; Bayardo et al. "All-Pairs", 2007) guarantees that two sets with
+// Jaccard >= t share a term among the first |x| - ceil(t·|x|) + 1 terms of
+// each, once terms are ordered rarest first. So only those prefix terms are
+// indexed and probed, and the rare terms that make up prefixes have short
+// posting lists. A length filter (|y| >= t·|x|) prunes further. Sets are
+// processed by increasing size, which is what makes probing only earlier sets
+// sufficient.
+//
+// Seed 003 clusters on embeddings when events carry them, so a pair of units
+// that both have embeddings is judged by cosine alone and never linked here;
+// the lexical path links pairs where at least one side has no embedding.
+
+// lexUnit is what the lexical join needs to know about one unit.
+type lexUnit struct {
+	terms []string
+	// noEmb is true when at least one of the unit's events has no embedding:
+	// then the unit may be linked lexically.
+	noEmb bool
+}
+
+type lexStats struct {
+	Sets       int // distinct non-empty term sets
+	Candidates int // set pairs that passed the prefix and length filters
+	Linked     int // set pairs at or above the threshold
+}
+
+func minOverlap(t float64, n int) int {
+	return int(math.Ceil(t*float64(n) - 1e-9))
+}
+
+// linkLexical unions, in uf, the units whose term sets are similar enough.
+func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
+	var st lexStats
+	// Group units with identical term sets: the join runs over distinct sets.
+	type group struct {
+		ids    []int32 // token ids, rarest first
+		units  []int32
+		nonEmb int32 // first unit that may link lexically, or -1
+	}
+	var groups []group
+	byKey := map[string]int{}
+	for i, u := range units {
+		if len(u.terms) == 0 {
+			continue // a query of stop words only: nothing to compare
+		}
+		key := strings.Join(u.terms, "\x00")
+		g, ok := byKey[key]
+		if !ok {
+			g = len(groups)
+			byKey[key] = g
+			groups = append(groups, group{nonEmb: -1})
+		}
+		gr := &groups[g]
+		gr.units = append(gr.units, int32(i))
+		if u.noEmb && gr.nonEmb < 0 {
+			gr.nonEmb = int32(i)
+		}
+	}
+	st.Sets = len(groups)
+	any := false
+	for gi := range groups {
+		g := &groups[gi]
+		if g.nonEmb >= 0 {
+			any = true
+			for _, u := range g.units {
+				uf.union(g.nonEmb, u) // identical sets: Jaccard 1
+			}
+		}
+	}
+	if !any {
+		return st // every unit has an embedding: the cosine path decides alone
+	}
+
+	// Token ids ordered by document frequency (over distinct sets), rarest
+	// first, ties by the term itself so the order never depends on a map.
+	df := map[string]int{}
+	for gi := range groups {
+		for _, term := range units[groups[gi].units[0]].terms {
+			df[term]++
+		}
+	}
+	vocab := make([]string, 0, len(df))
+	for term := range df {
+		vocab = append(vocab, term)
+	}
+	sort.Slice(vocab, func(i, j int) bool {
+		if df[vocab[i]] != df[vocab[j]] {
+			return df[vocab[i]] < df[vocab[j]]
+		}
+		return vocab[i] < vocab[j]
+	})
+	tid := make(map[string]int32, len(vocab))
+	for i, term := range vocab {
+		tid[term] = int32(i)
+	}
+	for gi := range groups {
+		terms := units[groups[gi].units[0]].terms
+		ids := make([]int32, len(terms))
+		for i, term := range terms {
+			ids[i] = tid[term]
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		groups[gi].ids = ids
+	}
+
+	order := make([]int32, len(groups))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(groups[order[i]].ids) < len(groups[order[j]].ids) })
+
+	link := func(a, b *group) {
+		switch {
+		case a.nonEmb >= 0:
+			for _, u := range b.units {
+				uf.union(a.nonEmb, u)
+			}
+		case b.nonEmb >= 0:
+			for _, u := range a.units {
+				uf.union(b.nonEmb, u)
+			}
+		}
+	}
+
+	postings := make([][]int32, len(vocab))
+	stamp := make([]int32, len(groups))
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	for _, x := range order {
+		gx := &groups[x]
+		sx := len(gx.ids)
+		need := minOverlap(t, sx)
+		prefix := sx - need + 1
+		for _, tok := range gx.ids[:prefix] {
+			for _, y := range postings[tok] {
+				if stamp[y] == x {
+					continue
+				}
+				stamp[y] = x
+				gy := &groups[y]
+				sy := len(gy.ids)
+				if sy < need || (gx.nonEmb < 0 && gy.nonEmb < 0) {
+					continue
+				}
+				st.Candidates++
+				o := overlap(gx.ids, gy.ids)
+				if float64(o) >= t*float64(sx+sy-o)-1e-9 {
+					st.Linked++
+					link(gx, gy)
+				}
+			}
+		}
+		for _, tok := range gx.ids[:prefix] {
+			postings[tok] = append(postings[tok], x)
+		}
+	}
+	return st
+}
+
+// overlap counts the common elements of two sorted id lists.
+func overlap(a, b []int32) int {
+	n, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	return n
+}
+
+// jaccard is the reference similarity the join implements (used by tests and
+// by the report's cluster diagnostics).
+func jaccard(a, b []string) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 0
+	}
+	i, j, o := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			o++
+			i++
+			j++
+		}
+	}
+	return float64(o) / float64(len(a)+len(b)-o)
+}

@@ -1,0 +1,249 @@
+package gaps
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultMaxLineBytes bounds one JSONL line. A 4096-dimension embedding
+// written with full float precision is about 100 KB, so 4 MiB leaves room for
+// anything legitimate while keeping a corrupt file (no newlines) from being
+// read into memory whole.
+const DefaultMaxLineBytes = 4 << 20
+
+// ReadOptions controls how strictly a JSONL file is read.
+type ReadOptions struct {
+	// SkipBad skips malformed lines (counting them in ReadStats) instead of
+	// failing on the first one.
+	SkipBad bool
+	// MaxLineBytes bounds one line; 0 means DefaultMaxLineBytes.
+	MaxLineBytes int
+}
+
+// ReadStats says what a read saw.
+type ReadStats struct {
+	Lines   int // lines read, blank ones included
+	Events  int // events returned
+	Skipped int // malformed lines skipped (SkipBad only)
+	NotGaps int // decision lines whose gap_event was null: not a gap, not an error
+	// FirstErrors holds up to 10 of the skipped lines' errors, so a user can
+	// see what was wrong without re-running strictly.
+	FirstErrors []*LineError
+}
+
+// LineError is a malformed line. Field names the offending JSON field when
+// the problem is one field ("kind", "query_embedding[3]", "time").
+type LineError struct {
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *LineError) Error() string {
+	s := "line " + strconv.Itoa(e.Line) + ": "
+	if e.Field != "" {
+		s += e.Field + ": "
+	}
+	return s + e.Msg
+}
+
+// rawEvent is the wire shape. The nested GapEvent form lets a user pipe whole
+// decisions (ctxgate eval output) straight in.
+type rawEvent struct {
+	Kind           *string            `json:"kind"`
+	Query          *string            `json:"query"`
+	QueryEmbedding []float64          `json:"query_embedding"`
+	Confidence     *float64           `json:"confidence"`
+	Signals        map[string]float64 `json:"signals"`
+	TopChunks      []TopChunk         `json:"top_chunks"`
+	Time           *string            `json:"time"`
+	DecisionID     string             `json:"decision_id"`
+	Policy         *PolicyRef         `json:"policy"`
+	GapEvent       json.RawMessage    `json:"gap_event"`
+}
+
+// ReadEvents reads gap events, one JSON object per line. Blank lines are
+// ignored; a line that is a whole decision is read through its gap_event.
+func ReadEvents(r io.Reader, opt ReadOptions) ([]Event, ReadStats, error) {
+	var st ReadStats
+	var out []Event
+	err := readLines(r, opt.MaxLineBytes, func(n int, line []byte, lerr *LineError) error {
+		st.Lines = n
+		if lerr == nil {
+			if len(line) == 0 {
+				return nil
+			}
+			var ev Event
+			var gap bool
+			ev, gap, lerr = decodeEvent(line, n)
+			if lerr == nil {
+				if gap {
+					out = append(out, ev)
+				} else {
+					st.NotGaps++
+				}
+				return nil
+			}
+		}
+		if !opt.SkipBad {
+			return lerr
+		}
+		st.Skipped++
+		if len(st.FirstErrors) < 10 {
+			st.FirstErrors = append(st.FirstErrors, lerr)
+		}
+		return nil
+	})
+	st.Events = len(out)
+	return out, st, err
+}
+
+// readLines calls fn for each line (trimmed of CR/LF and surrounding space, a
+// leading BOM removed), or with a LineError for a line over the bound. It
+// stops at the first error fn returns.
+func readLines(r io.Reader, max int, fn func(n int, line []byte, lerr *LineError) error) error {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		buf = buf[:0]
+		tooLong := false
+		var err error
+		for {
+			var part []byte
+			part, err = br.ReadSlice('\n')
+			if !tooLong {
+				if len(buf)+len(part) > max+1 { // +1: the newline itself
+					tooLong = true
+					buf = buf[:0]
+				} else {
+					buf = append(buf, part...)
+				}
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if tooLong {
+			if e := fn(n, nil, &LineError{Line: n, Msg: "line longer than " + strconv.Itoa(max) + " bytes"}); e != nil {
+				return e
+			}
+		} else if len(buf) > 0 || err == nil {
+			line := bytes.TrimSpace(buf)
+			if n == 1 {
+				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+			}
+			if e := fn(n, line, nil); e != nil {
+				return e
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+func decodeEvent(line []byte, n int) (Event, bool, *LineError) {
+	var raw rawEvent
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return Event{}, false, jsonLineError(n, err)
+	}
+	if raw.Kind == nil && raw.Query == nil && raw.GapEvent != nil {
+		// A whole decision: the event is its gap_event, the envelope its policy.
+		if bytes.Equal(bytes.TrimSpace(raw.GapEvent), []byte("null")) {
+			return Event{}, false, nil
+		}
+		var inner rawEvent
+		if err := json.Unmarshal(raw.GapEvent, &inner); err != nil {
+			e := jsonLineError(n, err)
+			e.Field = "gap_event" + dotted(e.Field)
+			return Event{}, false, e
+		}
+		inner.Time, inner.DecisionID, inner.Policy = raw.Time, raw.DecisionID, raw.Policy
+		raw = inner
+	}
+	ev := Event{Line: n, DecisionID: raw.DecisionID, Signals: raw.Signals, TopChunks: raw.TopChunks}
+	if raw.Kind == nil {
+		return ev, false, &LineError{Line: n, Field: "kind", Msg: "missing"}
+	}
+	if !validKind(*raw.Kind) {
+		return ev, false, &LineError{Line: n, Field: "kind", Msg: "must be one of refusal_hard, refusal_soft, low_confidence, thumbs_down, got " + strconv.Quote(*raw.Kind)}
+	}
+	ev.Kind = *raw.Kind
+	if raw.Query == nil || strings.TrimSpace(*raw.Query) == "" {
+		return ev, false, &LineError{Line: n, Field: "query", Msg: "missing or empty"}
+	}
+	ev.Query = *raw.Query
+	if len(raw.QueryEmbedding) > 0 {
+		// An all-zero embedding has no direction: cosine is undefined, so the
+		// event falls back to the lexical path rather than failing.
+		var ss float64
+		for _, x := range raw.QueryEmbedding {
+			ss += x * x
+		}
+		if ss > 0 && !math.IsInf(ss, 0) {
+			ev.QueryEmbedding = raw.QueryEmbedding
+		}
+	}
+	if raw.Confidence != nil {
+		ev.Confidence, ev.HasConfidence = *raw.Confidence, true
+	}
+	if raw.Time != nil {
+		t, err := time.Parse(time.RFC3339Nano, *raw.Time)
+		if err != nil {
+			return ev, false, &LineError{Line: n, Field: "time", Msg: "not RFC 3339: " + strconv.Quote(*raw.Time)}
+		}
+		ev.Time, ev.HasTime = t, true
+	}
+	if raw.Policy != nil {
+		ev.Policy = *raw.Policy
+	}
+	return ev, true, nil
+}
+
+// jsonLineError names the field encoding/json complained about, so that
+// "signals.coverage: must be a number" reads like the gate's own errors.
+func jsonLineError(n int, err error) *LineError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return &LineError{Line: n, Field: te.Field, Msg: "must be " + jsonTypeName(te.Type.Kind().String()) + ", got " + te.Value}
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &LineError{Line: n, Msg: "not JSON at byte " + strconv.FormatInt(se.Offset, 10) + ": " + se.Error()}
+	}
+	return &LineError{Line: n, Msg: err.Error()}
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return kind
+}
+
+func dotted(f string) string {
+	if f == "" {
+		return ""
+	}
+	return "." + f
+}

@@ -1,0 +1,262 @@
+package gaps
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"sort"
+	"time"
+)
+
+// Cluster is one knowledge gap: the events that asked the same missing
+// question, however phrased.
+type Cluster struct {
+	Rank int `json:"rank"`
+	// ID is derived from the representative query, so the same gap keeps its
+	// ID from one week's report to the next while its rank moves.
+	ID             string       `json:"id"`
+	Count          int          `json:"count"`
+	SourceCounts   SourceCounts `json:"source_counts"`
+	Representative string       `json:"representative"`
+	Examples       []string     `json:"examples"`
+	// DistinctQueries is how many differently worded questions the cluster
+	// holds (after case and whitespace folding).
+	DistinctQueries int       `json:"distinct_queries"`
+	FirstSeen       string    `json:"first_seen,omitempty"`
+	LastSeen        string    `json:"last_seen,omitempty"`
+	Path            string    `json:"path"` // embedding | lexical | mixed
+	Policies        []string  `json:"policies"`
+	Diagnosis       Diagnosis `json:"diagnosis"`
+	// Queries are every distinct query with its count, most frequent first:
+	// what verify re-runs.
+	Queries []QueryCount `json:"-"`
+	// Events index the input slice.
+	Events []int `json:"-"`
+
+	last     time.Time
+	firstIdx int32
+}
+
+// QueryCount is one distinct query of a cluster.
+type QueryCount struct {
+	Query string
+	Key   string // normQuery(Query): how verify matches retrieval lines
+	Count int
+}
+
+// Report is the ranked backlog.
+type Report struct {
+	Options  ReportOptions `json:"options"`
+	Stats    Stats         `json:"stats"`
+	Clusters []Cluster     `json:"clusters"`
+}
+
+// ReportOptions echoes the thresholds a report was made with.
+type ReportOptions struct {
+	Cosine     float64    `json:"cosine"`
+	Jaccard    float64    `json:"jaccard"`
+	MinCount   int        `json:"min_count"`
+	Thresholds Thresholds `json:"thresholds"`
+}
+
+// Build clusters events, diagnoses and ranks the clusters. It returns every
+// cluster; Report.Filter trims by count.
+func Build(events []Event, opt Options) (*Report, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Options: ReportOptions{Cosine: opt.Cosine, Jaccard: opt.Jaccard, Thresholds: opt.Thresholds}}
+	st := &rep.Stats
+	st.Events = len(events)
+	units := buildUnits(events)
+	st.DistinctQueries = len(units)
+	comps := components(units, &opt, st)
+	st.Clusters = len(comps)
+	rep.Clusters = make([]Cluster, 0, len(comps))
+	for _, comp := range comps {
+		rep.Clusters = append(rep.Clusters, makeCluster(events, units, comp, &opt))
+	}
+	sort.SliceStable(rep.Clusters, func(i, j int) bool {
+		a, b := &rep.Clusters[i], &rep.Clusters[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if !a.last.Equal(b.last) {
+			return a.last.After(b.last)
+		}
+		if a.Representative != b.Representative {
+			return a.Representative < b.Representative
+		}
+		return a.firstIdx < b.firstIdx
+	})
+	for i := range rep.Clusters {
+		rep.Clusters[i].Rank = i + 1
+	}
+	return rep, nil
+}
+
+// Filter drops clusters with fewer than minCount events (ranks are kept).
+func (r *Report) Filter(minCount int) {
+	r.Options.MinCount = minCount
+	k := 0
+	for _, c := range r.Clusters {
+		if c.Count >= minCount {
+			r.Clusters[k] = c
+			k++
+		}
+	}
+	r.Clusters = r.Clusters[:k]
+}
+
+func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Cluster {
+	var c Cluster
+	c.firstIdx = math.MaxInt32
+	var idx []int32
+	embedded, plain := 0, 0
+	policies := map[string]bool{}
+	var first time.Time
+	for _, u := range comp {
+		un := &units[u]
+		c.Queries = append(c.Queries, QueryCount{Query: un.text, Key: un.key, Count: len(un.events)})
+		if un.emb != nil {
+			embedded++
+		}
+		if un.noEmb {
+			plain++
+		}
+		for _, i := range un.events {
+			idx = append(idx, i)
+			ev := &events[i]
+			c.SourceCounts.add(ev.Kind)
+			if i < c.firstIdx {
+				c.firstIdx = i
+			}
+			if ev.HasTime {
+				if first.IsZero() || ev.Time.Before(first) {
+					first = ev.Time
+				}
+				if ev.Time.After(c.last) {
+					c.last = ev.Time
+				}
+			}
+			if ev.Policy.Name != "" {
+				p := ev.Policy.Name
+				if ev.Policy.Version != "" {
+					p += "@" + ev.Policy.Version
+				}
+				policies[p] = true
+			}
+		}
+	}
+	sort.Slice(idx, func(i, j int) bool { return idx[i] < idx[j] })
+	c.Events = make([]int, len(idx))
+	for i, x := range idx {
+		c.Events[i] = int(x)
+	}
+	c.Count = len(idx)
+	c.DistinctQueries = len(comp)
+	switch {
+	case plain == 0:
+		c.Path = "embedding"
+	case embedded == 0:
+		c.Path = "lexical"
+	default:
+		c.Path = "mixed"
+	}
+	if !first.IsZero() {
+		c.FirstSeen = first.UTC().Format(time.RFC3339Nano)
+		c.LastSeen = c.last.UTC().Format(time.RFC3339Nano)
+	}
+	c.Policies = make([]string, 0, len(policies))
+	for p := range policies {
+		c.Policies = append(c.Policies, p)
+	}
+	sort.Strings(c.Policies)
+
+	// Representative: the most asked wording; among equals, the most central
+	// one; then the alphabetically first.
+	cent := centrality(units, comp)
+	order := make([]int, len(comp))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := &c.Queries[order[i]], &c.Queries[order[j]]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if cent[order[i]] != cent[order[j]] {
+			return cent[order[i]] > cent[order[j]]
+		}
+		return a.Key < b.Key
+	})
+	sorted := make([]QueryCount, len(order))
+	for i, o := range order {
+		sorted[i] = c.Queries[o]
+	}
+	c.Queries = sorted
+	c.Representative = c.Queries[0].Query
+	sum := sha256.Sum256([]byte(c.Queries[0].Key))
+	c.ID = hex.EncodeToString(sum[:4])
+	c.Examples = []string{}
+	for _, q := range c.Queries[1:] {
+		if len(c.Examples) >= opt.MaxExamples {
+			break
+		}
+		c.Examples = append(c.Examples, q.Query)
+	}
+	c.Diagnosis = diagnose(events, idx, c.SourceCounts, &opt.Thresholds)
+	return c
+}
+
+// centrality scores each unit of a component: for a unit with an embedding,
+// its cosine to the count-weighted centroid of the component's embeddings of
+// the same dimension; for one without, the mean share of the cluster's events
+// whose query contains each of its terms. It only breaks ties between equally
+// frequent wordings, so the two scales need not be comparable.
+func centrality(units []unit, comp []int32) []float64 {
+	out := make([]float64, len(comp))
+	if len(comp) == 1 {
+		return out
+	}
+	centroids := map[int][]float64{}
+	df := map[string]int{}
+	total := 0
+	for _, u := range comp {
+		un := &units[u]
+		w := float64(len(un.events))
+		total += len(un.events)
+		for _, t := range un.terms {
+			df[t] += len(un.events)
+		}
+		if un.emb == nil {
+			continue
+		}
+		c := centroids[len(un.emb)]
+		if c == nil {
+			c = make([]float64, len(un.emb))
+			centroids[len(un.emb)] = c
+		}
+		inv := w / math.Sqrt(dot(un.emb, un.emb))
+		for i, x := range un.emb {
+			c[i] += float64(x * inv)
+		}
+	}
+	for i, u := range comp {
+		un := &units[u]
+		if un.emb != nil {
+			c := centroids[len(un.emb)]
+			out[i] = dot(un.emb, c) / math.Sqrt(dot(un.emb, un.emb)*dot(c, c))
+			continue
+		}
+		if len(un.terms) == 0 {
+			continue
+		}
+		s := 0.0
+		for _, t := range un.terms {
+			s += float64(df[t]) / float64(total)
+		}
+		out[i] = s / float64(len(un.terms))
+	}
+	return out
+}
