@@ -1,0 +1,277 @@
+package filter
+
+import (
+	"strconv"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// The filter rewrites request bodies by splicing: it finds the byte spans of
+// the few members it touches (messages, documents, ctxgate) and copies every
+// other byte as the client sent it. jsonx validates the body first (strictly:
+// duplicate keys, UTF-8, depth), so this scanner only has to find where values
+// start and end in a document already known to be valid JSON; re-serializing
+// a jsonx tree instead would re-escape every string of the conversation.
+
+// span is a half-open byte range [Start, End) of one JSON value in a body.
+type span struct{ Start, End int }
+
+func (s span) ok() bool { return s.End > s.Start }
+
+// maxScanDepth bounds nesting so a hostile body cannot exhaust the stack.
+const maxScanDepth = 128
+
+type scanError struct {
+	Off int
+	Msg string
+}
+
+func (e *scanError) Error() string { return e.Msg + " at byte " + strconv.Itoa(e.Off) }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value that starts at or after i
+// (leading whitespace skipped) and the offset where the value starts.
+func skipValue(b []byte, i, depth int) (start, end int, err *scanError) {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return i, i, &scanError{i, "unexpected end of JSON"}
+	}
+	if depth > maxScanDepth {
+		return i, i, &scanError{i, "JSON nested too deeply"}
+	}
+	start = i
+	switch c := b[i]; {
+	case c == '"':
+		end, err = skipString(b, i)
+	case c == '{':
+		end, err = eachMember(b, i, depth, nil)
+	case c == '[':
+		end, err = eachElement(b, i, depth, nil)
+	case c == 't':
+		end, err = skipLiteral(b, i, "true")
+	case c == 'f':
+		end, err = skipLiteral(b, i, "false")
+	case c == 'n':
+		end, err = skipLiteral(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		end, err = skipNumber(b, i)
+	default:
+		err = &scanError{i, "invalid character " + strconv.QuoteRune(rune(c))}
+	}
+	return start, end, err
+}
+
+func skipLiteral(b []byte, i int, lit string) (int, *scanError) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, &scanError{i, "invalid literal"}
+	}
+	return i + len(lit), nil
+}
+
+func skipNumber(b []byte, i int) (int, *scanError) {
+	start := i
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return i, &scanError{start, "invalid number"}
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return i, &scanError{start, "invalid number"}
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return i, &scanError{start, "invalid number"}
+		}
+	}
+	return i, nil
+}
+
+func skipString(b []byte, i int) (int, *scanError) {
+	start := i
+	i++
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, nil
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, &scanError{start, "unterminated string"}
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					return i, &scanError{i, "invalid \\u escape"}
+				}
+				i += 6
+			default:
+				return i, &scanError{i, "invalid escape"}
+			}
+		case c < 0x20:
+			return i, &scanError{i, "control character in string"}
+		default:
+			i++
+		}
+	}
+	return i, &scanError{start, "unterminated string"}
+}
+
+func isHex4(h []byte) bool {
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// eachMember walks the object starting at b[i] == '{' and calls fn with each
+// member's raw key (between the quotes, escapes not decoded) and value span.
+// fn may be nil to only skip the object.
+func eachMember(b []byte, i, depth int, fn func(key []byte, member, value span)) (int, *scanError) {
+	if i >= len(b) || b[i] != '{' {
+		return i, &scanError{i, "expected an object"}
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return i, &scanError{i, "expected a member name"}
+		}
+		kStart := i
+		kEnd, err := skipString(b, i)
+		if err != nil {
+			return kEnd, err
+		}
+		i = skipSpace(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return i, &scanError{i, "expected ':'"}
+		}
+		vStart, vEnd, err := skipValue(b, i+1, depth+1)
+		if err != nil {
+			return vEnd, err
+		}
+		if fn != nil {
+			fn(b[kStart+1:kEnd-1], span{kStart, vEnd}, span{vStart, vEnd})
+		}
+		i = skipSpace(b, vEnd)
+		if i >= len(b) {
+			return i, &scanError{i, "unexpected end of JSON"}
+		}
+		if b[i] == '}' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return i, &scanError{i, "expected ',' or '}'"}
+		}
+		i++
+	}
+}
+
+// eachElement walks the array starting at b[i] == '[' and calls fn with each
+// element's span. fn may be nil.
+func eachElement(b []byte, i, depth int, fn func(value span)) (int, *scanError) {
+	if i >= len(b) || b[i] != '[' {
+		return i, &scanError{i, "expected an array"}
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		vStart, vEnd, err := skipValue(b, i, depth+1)
+		if err != nil {
+			return vEnd, err
+		}
+		if fn != nil {
+			fn(span{vStart, vEnd})
+		}
+		i = skipSpace(b, vEnd)
+		if i >= len(b) {
+			return i, &scanError{i, "unexpected end of JSON"}
+		}
+		if b[i] == ']' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return i, &scanError{i, "expected ',' or ']'"}
+		}
+		i++
+	}
+}
+
+// member returns the span of obj's member named key, if obj is an object
+// that has one. The last occurrence wins, as in most JSON decoders.
+func member(b []byte, obj span, key string) (value span, whole span, found bool) {
+	if !obj.ok() || b[obj.Start] != '{' {
+		return span{}, span{}, false
+	}
+	eachMember(b, obj.Start, 0, func(k []byte, m, v span) {
+		if keyIs(k, key) {
+			value, whole, found = v, m, true
+		}
+	})
+	return value, whole, found
+}
+
+// path follows a sequence of member names from obj.
+func path(b []byte, obj span, keys []string) (span, bool) {
+	cur := obj
+	for _, k := range keys {
+		v, _, ok := member(b, cur, k)
+		if !ok {
+			return span{}, false
+		}
+		cur = v
+	}
+	return cur, true
+}
+
+// keyIs compares a raw member name (escapes not decoded) with key. A name
+// with escapes ("docum\u0065nts") is decoded first, so the scanner and jsonx
+// always agree on which member is which.
+func keyIs(raw []byte, key string) bool {
+	for _, c := range raw {
+		if c == '\\' {
+			q := make([]byte, 0, len(raw)+2)
+			q = append(append(append(q, '"'), raw...), '"')
+			v, err := jsonx.Parse(q, 1)
+			return err == nil && v.Str() == key
+		}
+	}
+	return string(raw) == key
+}

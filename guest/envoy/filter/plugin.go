@@ -1,0 +1,88 @@
+// Package filter is the ctxgate proxy-wasm HTTP filter: it gates the
+// retrieved documents of OpenAI-compatible chat requests with the core engine
+// (package gate) and checks the model's answers. guest/envoy is its main.
+//
+// The package is plain Go over the proxy-wasm SDK, so the same code runs
+// natively under the SDK's proxytest host and compiled to Wasm in Envoy.
+package filter
+
+import (
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
+	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
+
+	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// NewVMContext is the filter's entry point for proxywasm.SetVMContext.
+func NewVMContext() types.VMContext { return &vmContext{} }
+
+type vmContext struct{ types.DefaultVMContext }
+
+func (*vmContext) NewPluginContext(uint32) types.PluginContext { return &plugin{} }
+
+// plugin is one configured filter instance. Envoy runs one VM per worker
+// thread and calls it from that thread only, so the engine (not safe for
+// concurrent use) and the scratch buffer need no locking.
+type plugin struct {
+	types.DefaultPluginContext
+	cfg     *Config
+	engine  *gate.Engine
+	stats   *stats
+	scratch []byte // reused for the spliced gate request
+}
+
+// OnPluginStart validates the configuration and compiles the policy. Any
+// problem fails the start with one log line, so Envoy refuses the config
+// update (or the listener) instead of serving with a half-configured gate.
+func (p *plugin) OnPluginStart(size int) types.OnPluginStartStatus {
+	var data []byte
+	if size > 0 {
+		d, err := proxywasm.GetPluginConfiguration()
+		if err != nil {
+			proxywasm.LogCritical("ctxgate: cannot read the plugin configuration: " + err.Error())
+			return types.OnPluginStartStatusFailed
+		}
+		data = d
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		proxywasm.LogCritical("ctxgate: " + err.Error())
+		return types.OnPluginStartStatusFailed
+	}
+	policy, err := loadPolicy(cfg)
+	if err != nil {
+		proxywasm.LogCritical("ctxgate: plugin configuration: policy: " + err.Error())
+		return types.OnPluginStartStatusFailed
+	}
+	eng, err := gate.NewEngine(policy)
+	if err != nil {
+		proxywasm.LogCritical("ctxgate: plugin configuration: policy: " + err.Error())
+		return types.OnPluginStartStatusFailed
+	}
+	p.cfg, p.engine = cfg, eng
+	if p.stats == nil {
+		p.stats = defineStats()
+	}
+	ref := eng.Ref()
+	proxywasm.LogInfo("ctxgate: gating POST " + cfg.PathPrefix + " with policy " + ref.Name + "@" + ref.Version + " sha256:" + ref.SHA256)
+	return types.OnPluginStartStatusOK
+}
+
+// loadPolicy returns the policy JSON to compile. A signed bundle (an object
+// with a "ctxgate_bundle" member) must be verified against trust_keys before
+// its policy is used; until the bundle verifier is wired in here, a bundle is
+// refused rather than misread as a plain policy.
+func loadPolicy(cfg *Config) ([]byte, error) {
+	if len(cfg.Policy) == 0 {
+		return nil, nil
+	}
+	v, err := jsonx.Parse(cfg.Policy, maxConfigDepth)
+	if err == nil && v.Get("ctxgate_bundle") != nil {
+		return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: "policy",
+			Message: "signed policy bundles are not supported by this filter build yet"}
+	}
+	return cfg.Policy, nil
+}
+
+func (p *plugin) NewHttpContext(uint32) types.HttpContext { return &stream{p: p} }
