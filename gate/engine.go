@@ -1,5 +1,10 @@
 package gate
 
+import (
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/policies"
+)
+
 // Version is the gate's release version; SchemaVersion is the version of the
 // request/decision wire format (docs/decision.md). Bump SchemaVersion on any
 // change a host could notice.
@@ -14,6 +19,22 @@ const (
 type Engine struct {
 	policy *Policy
 	ref    PolicyRef
+
+	// Scratch reused between decisions (never shared with a Decision).
+	work          []chunkWork
+	toks          []token
+	qtext         []byte
+	qends         []int
+	q             queryInfo
+	signals       []Signal
+	order, tmp    []int
+	keys          []float64
+	f1, f2        []float64
+	buf           []byte
+	lowConf       bool
+	missing       []string // these three are handed to the Decision: never reused
+	factors       []string
+	recs          []string
 }
 
 // Policy returns the engine's validated policy. Callers must not modify it.
@@ -22,34 +43,83 @@ func (e *Engine) Policy() *Policy { return e.policy }
 // Ref names the engine's policy (name, version, sha256).
 func (e *Engine) Ref() PolicyRef { return e.ref }
 
-// ---- The API below is the contract every host builds on. Bodies are stubs
-// until the core lands; signatures do not change. ----
-
 // NewEngine validates a policy document and returns an engine for it. An
 // empty policyJSON selects the built-in default policy (policies/default.json).
 func NewEngine(policyJSON []byte) (*Engine, error) {
-	return nil, errorf(CodeBadPolicy, "", "core not implemented yet")
+	if len(policyJSON) == 0 {
+		policyJSON = policies.Default()
+	}
+	p, ref, err := decodePolicy(policyJSON)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{policy: p, ref: ref}, nil
+}
+
+// NewEngineFromPolicy returns an engine for a policy built in code. It is
+// validated; its sha256 is the given ref's (a Go-built policy has no JSON
+// document to hash).
+func NewEngineFromPolicy(p *Policy, ref PolicyRef) (*Engine, error) {
+	if p == nil {
+		return nil, errorf(CodeBadPolicy, "", "policy is nil")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if ref.Name == "" {
+		ref.Name, ref.Version = p.Name, p.Version
+	}
+	return &Engine{policy: p, ref: ref}, nil
 }
 
 // Evaluate decodes a request, decides, and returns the decision JSON. The
 // bytes are identical for identical (policy, request) in every build.
 func (e *Engine) Evaluate(requestJSON []byte) ([]byte, error) {
-	return nil, errorf(CodeBadJSON, "", "core not implemented yet")
+	req, err := DecodeRequest(requestJSON, &e.policy.Limits)
+	if err != nil {
+		return nil, err
+	}
+	d, err := e.decide(req)
+	if err != nil {
+		return nil, err
+	}
+	return AppendDecision(nil, d), nil
 }
 
 // Decide is Evaluate without the JSON: for Go hosts that build requests in code.
 func (e *Engine) Decide(req *Request) (*Decision, error) {
-	return nil, errorf(CodeBadJSON, "", "core not implemented yet")
+	return e.decide(req)
 }
 
 // Validate checks a model's answer after generation (input: {"answer": "...",
 // "tags": ["S1",...]}) and returns the validation JSON.
 func (e *Engine) Validate(answerJSON []byte) ([]byte, error) {
-	return nil, errorf(CodeBadAnswer, "", "core not implemented yet")
+	a, err := DecodeAnswer(answerJSON, &e.policy.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return AppendValidation(nil, e.check(a)), nil
 }
 
 // Check is Validate without the JSON.
-func (e *Engine) Check(a *Answer) *Validation { return &Validation{} }
+func (e *Engine) Check(a *Answer) *Validation {
+	if a == nil {
+		return &Validation{}
+	}
+	return e.check(a)
+}
 
 // Describe returns {"version","schema_version","policy":{"name","version","sha256"}}.
-func (e *Engine) Describe() []byte { return nil }
+func (e *Engine) Describe() []byte {
+	b := append([]byte(nil), `{"version":`...)
+	b = jsonx.AppendString(b, Version)
+	b = append(b, `,"schema_version":`...)
+	b = jsonx.AppendString(b, SchemaVersion)
+	b = append(b, `,"policy":{"name":`...)
+	b = jsonx.AppendString(b, e.ref.Name)
+	b = append(b, `,"version":`...)
+	b = jsonx.AppendString(b, e.ref.Version)
+	b = append(b, `,"sha256":`...)
+	b = jsonx.AppendString(b, e.ref.SHA256)
+	return append(b, "}}"...)
+}

@@ -167,6 +167,7 @@ type PolicyRef struct {
 type Answer struct {
 	Answer string   // answer
 	Tags   []string // tags: the S# tags the prompt offered, e.g. ["S1","S2"]
+	Query  string   // query: optional, the question, copied into a refusal_soft gap event
 }
 
 // Validation is the result of checking an answer after generation.

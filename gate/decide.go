@@ -1,0 +1,478 @@
+package gate
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Per-chunk reasons (decision chunks[].reason), stable tokens.
+const (
+	ReasonKept            = "kept"
+	ReasonQualityLow      = "quality_below_threshold"
+	ReasonQualityFallback = "quality_fallback_all_filtered"
+	ReasonEvidenceLow     = "evidence_below_floor"
+)
+
+// chunkWork is the engine's per-chunk scratch for one decision.
+type chunkWork struct {
+	c                   *Chunk
+	words               int     // tokens in the text (seed 001 word count)
+	kw001               int     // seed 001 keywords found
+	coverage            float64 // share of seed 002 query terms found in this chunk
+	quality             float64
+	vector, bm25        float64 // clamped inputs
+	bm25Sat             float64 // bm25/(bm25+s), in [0,1]
+	hasVector, hasBM25  bool
+	fused, fusedNorm    float64
+	hasFused            bool
+	evidence            float64
+	fresh, trust        float64
+	hasFresh            bool
+	retrieval           float64 // seed 004 priority score
+	hasRetrieval        bool
+	score               float64 // the order_by score
+	kept                bool
+	reason              string
+}
+
+// queryTerm is one distinct query token.
+type queryTerm struct {
+	hash  uint64
+	name  string
+	in001 bool // a seed 001 keyword (not a 001 stop word)
+	in002 bool // a seed 002 coverage term (long enough, not a 002 stop word)
+}
+
+type queryInfo struct {
+	terms      []queryTerm
+	n001, n002 int
+	found      []bool // per term: found in some chunk
+	seen       []int  // per term: index+1 of the last chunk it was found in
+	table      []int32
+}
+
+func (q *queryInfo) lookup(h uint64) int {
+	if len(q.table) == 0 {
+		return -1
+	}
+	mask := uint64(len(q.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		t := q.table[i]
+		if t == 0 {
+			return -1
+		}
+		if q.terms[t-1].hash == h {
+			return int(t - 1)
+		}
+	}
+}
+
+func (e *Engine) analyseQuery(query string) {
+	q := &e.q
+	e.qtext, e.qends = e.qtext[:0], e.qends[:0]
+	e.toks = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
+	q.terms = q.terms[:0]
+	q.n001, q.n002 = 0, 0
+	size := 8
+	for size < len(e.toks)*2 {
+		size <<= 1
+	}
+	if cap(q.table) >= size {
+		q.table = q.table[:size]
+		for i := range q.table {
+			q.table[i] = 0
+		}
+	} else {
+		q.table = make([]int32, size)
+	}
+	minRunes := 3
+	if s := e.policy.Sufficiency; s != nil {
+		minRunes = s.MinTermRunes
+	}
+	start := 0
+	for i, t := range e.toks {
+		end := e.qends[i]
+		word := e.qtext[start:end]
+		start = end
+		if q.lookup(t.hash) >= 0 {
+			continue
+		}
+		qt := queryTerm{hash: t.hash,
+			in001: !stopSet001.has(t.hash),
+			in002: (t.runes >= minRunes || t.cjk) && !stopSet002.has(t.hash)}
+		if qt.in002 {
+			qt.name = string(word)
+		}
+		if qt.in001 {
+			q.n001++
+		}
+		if qt.in002 {
+			q.n002++
+		}
+		q.terms = append(q.terms, qt)
+		mask := uint64(len(q.table) - 1)
+		for j := t.hash & mask; ; j = (j + 1) & mask {
+			if q.table[j] == 0 {
+				q.table[j] = int32(len(q.terms))
+				break
+			}
+		}
+	}
+	q.found = resizeBool(q.found, len(q.terms))
+	q.seen = resizeInt(q.seen, len(q.terms))
+}
+
+func resizeBool(s []bool, n int) []bool {
+	if cap(s) < n {
+		return make([]bool, n)
+	}
+	s = s[:n]
+	for i := range s {
+		s[i] = false
+	}
+	return s
+}
+
+func resizeInt(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	s = s[:n]
+	for i := range s {
+		s[i] = 0
+	}
+	return s
+}
+
+func resizeFloat(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// prepare fills the per-chunk scratch: clamped scores, token counts and
+// which query terms each chunk holds.
+func (e *Engine) prepare(chunks []Chunk) {
+	n := len(chunks)
+	if cap(e.work) < n {
+		e.work = make([]chunkWork, n)
+	}
+	e.work = e.work[:n]
+	e.order = resizeInt(e.order, n)
+	e.tmp = resizeInt(e.tmp, n)
+	e.keys = resizeFloat(e.keys, n)
+	sat := 10.0
+	if ev := e.policy.Evidence; ev != nil {
+		sat = ev.BM25Saturation
+	}
+	q := &e.q
+	for i := range chunks {
+		c := &chunks[i]
+		w := &e.work[i]
+		*w = chunkWork{c: c, kept: true, reason: ReasonKept}
+		if c.Scores.HasVector {
+			w.vector, w.hasVector = clamp01(c.Scores.Vector), true
+		}
+		if c.Scores.HasBM25 {
+			w.bm25, w.hasBM25 = maxf(0, c.Scores.BM25), true
+			w.bm25Sat = w.bm25 / (w.bm25 + sat)
+		}
+		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores)
+		e.toks = tokenize(c.Text, e.toks[:0], nil, nil)
+		w.words = len(e.toks)
+		found002 := 0
+		stamp := i + 1
+		for _, t := range e.toks {
+			j := q.lookup(t.hash)
+			if j < 0 || q.seen[j] == stamp {
+				continue
+			}
+			q.seen[j] = stamp
+			q.found[j] = true
+			if q.terms[j].in001 {
+				w.kw001++
+			}
+			if q.terms[j].in002 {
+				found002++
+			}
+		}
+		w.coverage = 1
+		if q.n002 > 0 {
+			w.coverage = float64(found002) / float64(q.n002)
+		}
+	}
+}
+
+func (e *Engine) addSignal(name string, v float64) {
+	e.signals = append(e.signals, Signal{Name: name, Value: clamp01(v)})
+}
+
+func (e *Engine) signal(name string) (float64, bool) {
+	for _, s := range e.signals {
+		if s.Name == name {
+			return s.Value, true
+		}
+	}
+	return 0, false
+}
+
+// confidence forms the overall confidence from the signals (policy.confidence).
+func (e *Engine) confidence() float64 {
+	c := &e.policy.Confidence
+	if c.Signal != "" {
+		v, _ := e.signal(c.Signal)
+		return clamp01(v)
+	}
+	sum := c.Bias
+	for _, t := range c.Terms {
+		v, ok := e.signal(t.Signal)
+		if !ok {
+			v = t.Missing
+		}
+		sum += float64(t.Weight * v)
+	}
+	if c.Combine == "logistic" {
+		return clamp01(sigmoid(sum))
+	}
+	return clamp01(sum)
+}
+
+// checkRequest rejects what no rule could decide sanely, naming the field.
+// Scores are clamped by documented rules instead (docs/decision.md): vector,
+// rerank, rrf, boosted and graph to [0,1], bm25 to >= 0.
+func checkRequest(req *Request) error {
+	if req == nil {
+		return errorf(CodeBadField, "", "request is nil")
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return errorf(CodeBadField, "query", "must not be empty")
+	}
+	if len(req.Chunks) > 0 && len(req.ResultsPerQuery) > 0 {
+		return errorf(CodeBadField, "results_per_query", "give chunks or results_per_query, not both")
+	}
+	for i, x := range req.QueryEmbedding {
+		if !finite(x) {
+			return errorf(CodeBadField, idx("query_embedding", i, ""), "must be a finite number")
+		}
+	}
+	for i := range req.Chunks {
+		if err := checkChunk(&req.Chunks[i], idx("chunks", i, ""), len(req.QueryEmbedding)); err != nil {
+			return err
+		}
+	}
+	for l, list := range req.ResultsPerQuery {
+		for i := range list {
+			if err := checkChunk(&list[i], idx(idx("results_per_query", l, ""), i, ""), len(req.QueryEmbedding)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkChunk(c *Chunk, at string, dims int) error {
+	s := &c.Scores
+	nums := [...]struct {
+		f   string
+		v   float64
+		has bool
+	}{{"vector", s.Vector, s.HasVector}, {"bm25", s.BM25, s.HasBM25}, {"rerank", s.Rerank, s.HasRerank},
+		{"rrf", s.RRF, s.HasRRF}, {"boosted", s.Boosted, s.HasBoosted}, {"graph", s.Graph, s.HasGraph}}
+	for _, n := range nums {
+		if n.has && !finite(n.v) {
+			return errorf(CodeBadField, at+".scores."+n.f, "must be a finite number")
+		}
+	}
+	if c.HasTrust && !unit(c.Trust) {
+		return errorf(CodeBadField, at+".trust", "must be in [0,1]")
+	}
+	if c.HasTemperature && (!finite(c.Temperature) || c.Temperature < 0) {
+		return errorf(CodeBadField, at+".temperature", "must be a finite number >= 0")
+	}
+	if len(c.Embedding) > 0 {
+		if dims > 0 && len(c.Embedding) != dims {
+			return errorf(CodeBadField, at+".embedding", "has "+strconv.Itoa(len(c.Embedding))+
+				" dimensions, query_embedding has "+strconv.Itoa(dims))
+		}
+		for i, x := range c.Embedding {
+			if !finite(x) {
+				return errorf(CodeBadField, idx(at+".embedding", i, ""), "must be a finite number")
+			}
+		}
+	}
+	return nil
+}
+
+// decide runs the whole pipeline: merge, per-chunk signals, filters, order,
+// tags, confidence, band, action, prompt, refusal, gap event.
+func (e *Engine) decide(req *Request) (*Decision, error) {
+	if err := checkRequest(req); err != nil {
+		return nil, err
+	}
+	p := e.policy
+	chunks := req.Chunks
+	if len(chunks) == 0 && len(req.ResultsPerQuery) > 0 {
+		chunks = mergeResults(req.ResultsPerQuery, p.Merge.MaxResults)
+	}
+	e.signals, e.missing, e.factors, e.recs = e.signals[:0], nil, nil, nil
+	e.lowConf = false
+	e.analyseQuery(req.Query)
+	e.prepare(chunks)
+	if p.Similarity != nil {
+		e.signalSimilarity()
+	}
+	if p.Quality != nil {
+		e.signalQuality()
+	}
+	if p.Sufficiency != nil {
+		e.signalSufficiency(req)
+	}
+	if p.Evidence != nil {
+		e.signalEvidence(req)
+	}
+	if p.Retrieval != nil {
+		e.signalRetrieval()
+	}
+
+	d := &Decision{Policy: e.ref}
+	w := e.work
+	n := len(w)
+	for i := range w {
+		w[i].score = e.orderScore(&w[i])
+	}
+	// Kept chunks in score order (ties in input order), then dropped ones in
+	// input order.
+	order := e.order[:0]
+	for i := range w {
+		if w[i].kept {
+			order = append(order, i)
+		}
+	}
+	kept := len(order)
+	keys := e.keys[:n]
+	for i := range w {
+		keys[i] = w[i].score
+	}
+	sortDesc(order, keys, e.tmp[:kept])
+	d.Chunks = make([]ChunkOutcome, 0, n)
+	for t, i := range order {
+		d.Chunks = append(d.Chunks, e.outcome(&w[i], "S"+strconv.Itoa(t+1)))
+	}
+	for i := range w {
+		if !w[i].kept {
+			d.Chunks = append(d.Chunks, e.outcome(&w[i], ""))
+		}
+	}
+
+	var out Outcome
+	switch {
+	case n == 0:
+		out = p.NoChunks
+		d.Confidence = 0
+		d.QueryType = QueryTypeVectorFallback
+	case kept == 0:
+		out = p.NoneKept
+		d.Confidence = e.confidence()
+		e.recs = append(e.recs, "No chunk reached the evidence floor "+fixed(p.Filters.EvidenceFloor, 2)+
+			": add content that answers this question, or check the retriever.")
+	default:
+		d.Confidence = e.confidence()
+		out = p.Bands[len(p.Bands)-1].Outcome
+		for _, b := range p.Bands {
+			if d.Confidence >= b.Min {
+				out = b.Outcome
+				break
+			}
+		}
+	}
+	d.Action, d.Level, d.Band, d.Interpretation = out.Action, out.Level, out.Label, out.Interpretation
+	d.FlagForReview = out.Flag || e.lowConf
+	if d.QueryType == "" {
+		if d.Action == ActionInject || d.Action == ActionCaveat {
+			d.QueryType = QueryTypeVectorSearch
+		} else {
+			d.QueryType = QueryTypeGatedFallback
+		}
+	}
+	d.Signals = append([]Signal(nil), e.signals...)
+	switch d.Action {
+	case ActionInject, ActionCaveat:
+		if kept > 0 {
+			d.Prompt = e.constrainedPrompt(order)
+		}
+		if d.Action == ActionCaveat {
+			d.Caveat = fill(p.Messages.Caveat, req.Query, e.missing)
+		}
+	case ActionFallback:
+		if p.Messages.FallbackPrompt != "" {
+			d.Prompt = &Prompt{Minimal: fill(p.Messages.FallbackPrompt, req.Query, e.missing)}
+		}
+	case ActionRefuse:
+		d.Refusal = &Refusal{Type: "hard", Message: fill(p.Messages.Refusal, req.Query, e.missing)}
+	}
+	d.MissingAspects = e.missing
+	d.ConfidenceFactors = e.factors
+	d.Recommendations = e.recs
+	switch {
+	case d.Action == ActionRefuse:
+		d.GapEvent = e.gapEvent("refusal_hard", req, d)
+	case d.FlagForReview:
+		d.GapEvent = e.gapEvent("low_confidence", req, d)
+	}
+	return d, nil
+}
+
+func (e *Engine) orderScore(w *chunkWork) float64 {
+	switch e.policy.OrderBy {
+	case OrderVector:
+		return w.vector
+	case OrderQuality:
+		return w.quality
+	case OrderCoverage:
+		return w.coverage
+	case OrderEvidence:
+		return w.evidence
+	}
+	return w.retrieval
+}
+
+func (e *Engine) outcome(w *chunkWork, tag string) ChunkOutcome {
+	o := ChunkOutcome{ID: w.c.ID, DocID: w.c.DocID, Tag: tag, Kept: w.kept, Reason: w.reason,
+		Score: clamp01(w.score)}
+	if e.policy.Quality != nil {
+		o.Quality, o.HasQuality = w.quality, true
+	}
+	o.Vector, o.HasVector = w.vector, w.hasVector
+	o.BM25, o.HasBM25 = w.bm25Sat, w.hasBM25
+	if w.hasFused {
+		o.Fused, o.HasFused = clamp01(w.fused), true
+	}
+	return o
+}
+
+// gapEvent records a knowledge gap: the query, its signals and the top five
+// chunks by score (kept or not).
+func (e *Engine) gapEvent(kind string, req *Request, d *Decision) *GapEvent {
+	g := &GapEvent{Kind: kind, Query: req.Query, Confidence: d.Confidence, Signals: d.Signals}
+	if len(req.QueryEmbedding) > 0 {
+		g.QueryEmbedding = append([]float64(nil), req.QueryEmbedding...)
+	}
+	w := e.work
+	order := e.order[:len(w)]
+	for i := range order {
+		order[i] = i
+	}
+	keys := e.keys[:len(w)]
+	for i := range w {
+		keys[i] = w[i].score
+	}
+	sortDesc(order, keys, e.tmp[:len(w)])
+	for _, i := range order {
+		if len(g.TopChunks) == 5 {
+			break
+		}
+		g.TopChunks = append(g.TopChunks, GapChunk{ID: w[i].c.ID, DocID: w[i].c.DocID, Score: clamp01(w[i].score)})
+	}
+	return g
+}

@@ -1,0 +1,243 @@
+package gate
+
+import (
+	"math"
+	"strconv"
+)
+
+// Deterministic numeric helpers. The core avoids math.Exp/Log/Pow because
+// amd64 has assembly versions that can differ in the last bit from the
+// pure-Go versions used on wasm; everything here is + - * / and math.Sqrt,
+// which IEEE 754 defines exactly. Products that feed a sum are wrapped in
+// float64(...) so the compiler may not fuse them into an FMA on platforms
+// that have one (the Go spec allows fusion only without an explicit
+// conversion).
+
+func clamp01(x float64) float64 {
+	if x != x { // NaN
+		return 0
+	}
+	if x < 0 {
+		return 0
+	}
+	if x > 1 {
+		return 1
+	}
+	return x
+}
+
+func minf(a, b float64) float64 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func maxf(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+const ln2 = 0.6931471805599453
+
+// expDet is e^x computed by range reduction x = k·ln2 + r, |r| <= ln2/2, and
+// a fixed-length Taylor series for e^r (error below 1e-15 relative), then an
+// exact scaling by 2^k. Inputs are clamped to [-700, 700] so the result is
+// finite and positive.
+func expDet(x float64) float64 {
+	if x != x {
+		return 1
+	}
+	if x > 700 {
+		x = 700
+	}
+	if x < -700 {
+		x = -700
+	}
+	kf := x / ln2
+	var k int
+	if kf >= 0 {
+		k = int(kf + 0.5)
+	} else {
+		k = -int(-kf + 0.5)
+	}
+	r := x - float64(float64(k)*ln2)
+	// Horner form of sum r^i/i!, i = 0..17; each step rounded explicitly.
+	sum := 1.0
+	for i := 17; i >= 1; i-- {
+		sum = 1 + float64(sum*r)/float64(i)
+	}
+	return math.Ldexp(sum, k)
+}
+
+// sigmoid is the logistic function over expDet.
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + expDet(-x))
+	}
+	e := expDet(x)
+	return e / (1 + e)
+}
+
+// pow2 is 2^x (used for half-life decay: 0.5^(age/h) = 2^(-age/h)).
+func pow2(x float64) float64 { return expDet(float64(x * ln2)) }
+
+// percent formats x like Python's "{:.0%}": x·100 rounded half-to-even on
+// the exact binary value, which is what strconv does too.
+func percent(x float64) string {
+	return strconv.FormatFloat(float64(x*100), 'f', 0, 64) + "%"
+}
+
+// fixed formats x with n decimals (for human-readable strings).
+func fixed(x float64, n int) string { return strconv.FormatFloat(x, 'f', n, 64) }
+
+// cosine is the cosine similarity of two equal-length vectors; 0 when either
+// has zero norm.
+func cosine(a, b []float64) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i] * b[i])
+		na += float64(a[i] * a[i])
+		nb += float64(b[i] * b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / (math.Sqrt(na) * math.Sqrt(nb))
+}
+
+// pearson returns the correlation of x and y and whether it is defined
+// (at least 2 points and neither series constant).
+func pearson(x, y []float64) (float64, bool) {
+	n := len(x)
+	if n < 2 || len(y) != n {
+		return 0, false
+	}
+	var mx, my float64
+	for i := 0; i < n; i++ {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= float64(n)
+	my /= float64(n)
+	var sxy, sxx, syy float64
+	for i := 0; i < n; i++ {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += float64(dx * dy)
+		sxx += float64(dx * dx)
+		syy += float64(dy * dy)
+	}
+	if sxx == 0 || syy == 0 {
+		return 0, false
+	}
+	r := sxy / (math.Sqrt(sxx) * math.Sqrt(syy))
+	if r > 1 {
+		r = 1
+	}
+	if r < -1 {
+		r = -1
+	}
+	return r, true
+}
+
+// averageRanks writes into dst the 1-based ranks of x (ascending), ties
+// sharing the mean of their positions, as Spearman's rho requires. It uses
+// an insertion sort over indices: n is small and the order is stable.
+func averageRanks(x []float64, idx []int, dst []float64) {
+	n := len(x)
+	for i := 0; i < n; i++ {
+		idx[i] = i
+	}
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && x[idx[j]] < x[idx[j-1]]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	for i := 0; i < n; {
+		j := i
+		for j+1 < n && x[idx[j+1]] == x[idx[i]] {
+			j++
+		}
+		r := float64(i+j)/2 + 1
+		for t := i; t <= j; t++ {
+			dst[idx[t]] = r
+		}
+		i = j + 1
+	}
+}
+
+// spearman is Pearson over average ranks.
+func spearman(x, y []float64) (float64, bool) {
+	n := len(x)
+	if n < 2 || len(y) != n {
+		return 0, false
+	}
+	idx := make([]int, n)
+	rx := make([]float64, n)
+	ry := make([]float64, n)
+	averageRanks(x, idx, rx)
+	averageRanks(y, idx, ry)
+	return pearson(rx, ry)
+}
+
+// popStd is the population standard deviation.
+func popStd(x []float64) float64 {
+	n := len(x)
+	if n == 0 {
+		return 0
+	}
+	var m float64
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(n)
+	var s float64
+	for _, v := range x {
+		d := v - m
+		s += float64(d * d)
+	}
+	return math.Sqrt(s / float64(n))
+}
+
+// sortDesc stable-sorts idx by key descending (ties keep their order) with a
+// bottom-up merge sort; tmp must have len(idx). O(n log n) and no
+// reflection, so it is cheap under TinyGo and hostile sizes stay fast.
+func sortDesc(idx []int, key []float64, tmp []int) {
+	n := len(idx)
+	src, dst := idx, tmp[:n]
+	for width := 1; width < n; width *= 2 {
+		for lo := 0; lo < n; lo += 2 * width {
+			mid, hi := lo+width, lo+2*width
+			if mid > n {
+				mid = n
+			}
+			if hi > n {
+				hi = n
+			}
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if key[src[j]] > key[src[i]] {
+					dst[k] = src[j]
+					j++
+				} else {
+					dst[k] = src[i]
+					i++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+		}
+		src, dst = dst, src
+	}
+	if n > 0 && &src[0] != &idx[0] {
+		copy(idx, src)
+	}
+}

@@ -1,0 +1,148 @@
+package gate
+
+import "strings"
+
+// The constrained prompt (seed 003): four instructions and a <sources> block
+// with one entry per kept chunk in tag order:
+//
+//	[S1] (doc: <doc_id>) <title>
+//	<text>
+//
+// Chunk text, titles and doc ids are escaped so that retrieved content cannot
+// close the block, open a fence or forge a tag: a '<' that would start a
+// sources/untrusted tag (any case, any spacing, with or without '/') becomes
+// "&lt;", and "[S<digits>" becomes "(S<digits>" with its closing bracket, so a
+// chunk can never appear to be another source.
+
+func (e *Engine) constrainedPrompt(order []int) *Prompt {
+	m := &e.policy.Messages
+	b := e.buf[:0]
+	for i, line := range m.Instructions {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, strings.ReplaceAll(line, "{refusal_line}", m.RefusalLine)...)
+	}
+	instructions := string(b)
+	b = b[:0]
+	b = append(b, "<sources>\n"...)
+	for t, i := range order {
+		c := e.work[i].c
+		if t > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, "[S"...)
+		b = appendInt(b, t+1)
+		b = append(b, ']')
+		if c.DocID != "" {
+			b = append(b, " (doc: "...)
+			b = appendEscaped(b, c.DocID, true)
+			b = append(b, ')')
+		}
+		if c.Title != "" {
+			b = append(b, ' ')
+			b = appendEscaped(b, c.Title, true)
+		}
+		b = append(b, '\n')
+		if c.Untrusted {
+			b = append(b, "<untrusted>\n"...)
+			b = append(b, m.UntrustedWarning...)
+			b = append(b, '\n')
+			b = appendEscaped(b, c.Text, false)
+			b = append(b, "\n</untrusted>\n"...)
+		} else {
+			b = appendEscaped(b, c.Text, false)
+			b = append(b, '\n')
+		}
+	}
+	b = append(b, "</sources>"...)
+	sources := string(b)
+	e.buf = b[:0]
+	return &Prompt{Instructions: instructions, Sources: sources}
+}
+
+func appendInt(b []byte, n int) []byte {
+	if n >= 10 {
+		b = appendInt(b, n/10)
+	}
+	return append(b, byte('0'+n%10))
+}
+
+// fenceTags are the tag names the prompt uses; content must not form them.
+var fenceTags = [...]string{"sources", "untrusted"}
+
+// appendEscaped appends s with fence tags and source tags neutralised. With
+// oneLine, line breaks become spaces (titles and doc ids sit in a header
+// line and must not start a new entry).
+func appendEscaped(b []byte, s string, oneLine bool) []byte {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '<' && formsFenceTag(s[i+1:]):
+			b = append(b, "&lt;"...)
+		case ch == '[' && formsSourceTag(s[i+1:]):
+			b = append(b, '(')
+			// Rewrite the matching ']' too, across "S1, S2" lists.
+			j := i + 1
+			for j < len(s) && (s[j] == ' ' || s[j] == ',' || s[j] == 'S' || s[j] == 's' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			b = append(b, s[i+1:j]...)
+			if j < len(s) && s[j] == ']' {
+				b = append(b, ')')
+				j++
+			}
+			i = j - 1
+		case oneLine && (ch == '\n' || ch == '\r'):
+			b = append(b, ' ')
+		default:
+			b = append(b, ch)
+		}
+	}
+	return b
+}
+
+func skipSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' || s[0] == '\f' || s[0] == '\v') {
+		s = s[1:]
+	}
+	return s
+}
+
+// formsFenceTag reports whether rest (what follows a '<') spells an optional
+// '/' and a fence tag name, ignoring case and whitespace.
+func formsFenceTag(rest string) bool {
+	rest = skipSpace(rest)
+	if len(rest) > 0 && rest[0] == '/' {
+		rest = skipSpace(rest[1:])
+	}
+	for _, tag := range fenceTags {
+		if len(rest) >= len(tag) && strings.EqualFold(rest[:len(tag)], tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// formsSourceTag reports whether rest (what follows a '[') starts with
+// optional spaces, 'S' or 's', and a digit.
+func formsSourceTag(rest string) bool {
+	rest = skipSpace(rest)
+	return len(rest) >= 2 && (rest[0] == 'S' || rest[0] == 's') && rest[1] >= '0' && rest[1] <= '9'
+}
+
+// fill substitutes {question} and {missing} (the first two missing aspects
+// joined by ", ", as seed 002's gateway does) in a message template.
+func fill(tmpl, question string, missing []string) string {
+	if strings.Contains(tmpl, "{missing}") {
+		n := len(missing)
+		if n > 2 {
+			n = 2
+		}
+		tmpl = strings.ReplaceAll(tmpl, "{missing}", strings.Join(missing[:n], ", "))
+	}
+	if strings.Contains(tmpl, "{question}") {
+		tmpl = strings.ReplaceAll(tmpl, "{question}", question)
+	}
+	return tmpl
+}

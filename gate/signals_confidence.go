@@ -1,0 +1,187 @@
+package gate
+
+import "strconv"
+
+// retrievalScore is seed 004's per-chunk score: rerank, then boosted, then
+// rrf, then the vector score, by presence. A present 0.0 is a real score;
+// the original's truthiness chain let it fall through (an accident fixed).
+func retrievalScore(s *Scores) (float64, bool) {
+	switch {
+	case s.HasRerank:
+		return clamp01(s.Rerank), true
+	case s.HasBoosted:
+		return clamp01(s.Boosted), true
+	case s.HasRRF:
+		return clamp01(s.RRF), true
+	case s.HasVector:
+		return clamp01(s.Vector), true
+	}
+	return 0, false
+}
+
+// retrievalMetrics are seed 004's seven metrics (plus reranker impact,
+// reported but not weighted).
+type retrievalMetrics struct {
+	top, gap, spread  float64
+	consensus         int
+	n                 int
+	agreement         float64
+	agreementPairs    int
+	rerankerImpact    float64
+	diversity         float64
+	graphSupport      bool
+	graphGiven        bool
+	overall           float64
+}
+
+// retrievalOverall is seed 004's weighted formula with every term clamped to
+// [0,1], as the later version of the original does.
+func retrievalOverall(top, gap, spread, consensusFrac, agreement float64, graph bool, diversity float64) float64 {
+	g := 0.5
+	if graph {
+		g = 1
+	}
+	s := float64(0.30*clamp01(top)) +
+		float64(0.20*clamp01(gap/0.3)) +
+		float64(0.15*clamp01(consensusFrac)) +
+		float64(0.15*clamp01(agreement)) +
+		float64(0.10*clamp01(1-spread/0.2)) +
+		float64(0.05*g) +
+		float64(0.05*clamp01(1-diversity))
+	return clamp01(s)
+}
+
+// Seed 004 over all chunks. Scores are sorted descending before top and gap
+// are taken; the original took them in input order, so its gap could be
+// negative (an accident fixed).
+func (e *Engine) signalRetrieval() {
+	w := e.work
+	n := len(w)
+	if n == 0 {
+		return
+	}
+	cfg := e.policy.Retrieval
+	m := retrievalMetrics{n: n}
+	keys := e.keys[:n]
+	order := e.order[:n]
+	for i := range w {
+		keys[i] = w[i].retrieval
+		order[i] = i
+	}
+	sortDesc(order, keys, e.tmp[:n])
+	m.top = keys[order[0]]
+	if n > 1 {
+		m.gap = keys[order[0]] - keys[order[1]]
+	}
+	m.spread = popStd(keys)
+	for i := range w {
+		if keys[i] >= cfg.ConsensusThreshold {
+			m.consensus++
+		}
+	}
+	// BM25–dense agreement over chunks with both scores: (r+1)/2; 0.5 with
+	// fewer than 2 pairs, 1.0 when a series is constant (the original's rules).
+	xs, ys := e.f1[:0], e.f2[:0]
+	for i := range w {
+		if w[i].hasVector && w[i].hasBM25 {
+			xs = append(xs, w[i].bm25)
+			ys = append(ys, w[i].vector)
+		}
+	}
+	m.agreementPairs = len(xs)
+	switch {
+	case len(xs) < 2:
+		m.agreement = 0.5
+	default:
+		if r, ok := pearson(xs, ys); ok {
+			m.agreement = clamp01((r + 1) / 2)
+		} else {
+			m.agreement = 1
+		}
+	}
+	// Reranker impact: 1 - |Spearman rho| between rerank and rrf scores.
+	xs, ys = xs[:0], ys[:0]
+	for i := range w {
+		s := &w[i].c.Scores
+		if s.HasRerank && s.HasRRF {
+			xs = append(xs, clamp01(s.Rerank))
+			ys = append(ys, clamp01(s.RRF))
+		}
+	}
+	if rho, ok := spearman(xs, ys); ok {
+		if rho < 0 {
+			rho = -rho
+		}
+		m.rerankerImpact = clamp01(1 - rho)
+	}
+	e.f1, e.f2 = xs[:0], ys[:0]
+	// Document diversity and graph support.
+	docs := 0
+	for i := range w {
+		dup := false
+		for j := 0; j < i; j++ {
+			if w[j].c.DocID == w[i].c.DocID {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			docs++
+		}
+		if w[i].c.Scores.HasGraph {
+			m.graphGiven = true
+			if w[i].c.Scores.Graph > 0 {
+				m.graphSupport = true
+			}
+		}
+	}
+	m.diversity = float64(docs) / float64(n)
+	consensusFrac := float64(m.consensus) / float64(n)
+	m.overall = retrievalOverall(m.top, m.gap, m.spread, consensusFrac, m.agreement, m.graphSupport, m.diversity)
+
+	e.addSignal(SigTopScore, m.top)
+	e.addSignal(SigScoreGap, clamp01(m.gap))
+	e.addSignal(SigScoreSpread, clamp01(m.spread))
+	e.addSignal(SigConsensus, consensusFrac)
+	e.addSignal(SigAgreement, m.agreement)
+	e.addSignal(SigRerankerImpact, m.rerankerImpact)
+	e.addSignal(SigDiversity, m.diversity)
+	g := 0.0
+	if m.graphSupport {
+		g = 1
+	}
+	e.addSignal(SigGraphSupport, g)
+	e.addSignal(SigRetrievalConf, m.overall)
+	e.retrievalRecs(&m, docs)
+}
+
+// retrievalRecs turns the metrics into specific advice, in a fixed order.
+func (e *Engine) retrievalRecs(m *retrievalMetrics, docs int) {
+	if m.agreementPairs >= 2 && m.agreement < 0.5 {
+		e.recs = append(e.recs, "BM25 and dense rankings disagree (agreement "+fixed(m.agreement, 2)+
+			"): try query expansion, or run each retriever separately and merge the results.")
+	}
+	if m.top < 0.5 {
+		e.recs = append(e.recs, "Top score is low ("+fixed(m.top, 2)+
+			"): the corpus may not cover this question; rephrase the query or add content on this topic.")
+	}
+	if m.n > 1 && m.gap < 0.05 {
+		e.recs = append(e.recs, "No clear winner (gap "+fixed(m.gap, 2)+
+			" between the top two chunks): narrow the query or rerank with a cross-encoder.")
+	}
+	if m.consensus == 0 {
+		e.recs = append(e.recs, "No chunk scores at or above "+fixed(e.policy.Retrieval.ConsensusThreshold, 2)+
+			": treat any answer as unverified.")
+	}
+	if m.graphGiven && !m.graphSupport {
+		e.recs = append(e.recs, "No knowledge-graph support: consider graph-based (multi-hop) retrieval.")
+	}
+	if m.n >= 3 && m.diversity > 0.8 {
+		e.recs = append(e.recs, "Results are scattered across "+strconv.Itoa(docs)+
+			" documents: split the question or filter by document.")
+	}
+	if m.rerankerImpact > 0.5 {
+		e.recs = append(e.recs, "The reranker reordered the first-stage results substantially (impact "+
+			fixed(m.rerankerImpact, 2)+"): check the first-stage retriever's recall.")
+	}
+}

@@ -1,0 +1,101 @@
+package gate
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Seed 002: sufficiency = 0.4·coverage + 0.3·relevance (or the constant 0.15
+// without embeddings) + 0.2·density + 0.1·count, as the seed's code block
+// computes it. Two accidents are fixed: a query term matches a whole token,
+// not a substring ("art" no longer matches "start"), and missing terms are
+// listed in query order rather than random set order.
+func (e *Engine) signalSufficiency(req *Request) {
+	cfg := e.policy.Sufficiency
+	w := e.work
+	n := len(w)
+	if n == 0 {
+		e.missing = append(e.missing, "No relevant context found")
+		return
+	}
+	// 1. Coverage over all chunks, and the best single chunk's coverage.
+	coverage := 1.0
+	best := 0.0
+	if e.q.n002 > 0 {
+		found := 0
+		for t := range e.q.terms {
+			if e.q.terms[t].in002 && e.q.found[t] {
+				found++
+			}
+		}
+		coverage = float64(found) / float64(e.q.n002)
+		listed := 0
+		for t := range e.q.terms {
+			qt := &e.q.terms[t]
+			if qt.in002 && !e.q.found[t] && listed < 3 {
+				e.missing = append(e.missing, "Query term '"+qt.name+"' not found in context")
+				listed++
+			}
+		}
+	}
+	for i := range w {
+		best = maxf(best, w[i].coverage)
+	}
+	final := float64(coverage * 0.4)
+	if coverage > 0.7 {
+		e.factors = append(e.factors, "Good keyword coverage ("+percent(coverage)+")")
+	}
+	// 2. Semantic relevance: max cosine of the caller's embeddings.
+	relevance, hasRel := 0.0, false
+	if len(req.QueryEmbedding) > 0 {
+		for i := range w {
+			emb := w[i].c.Embedding
+			if len(emb) == len(req.QueryEmbedding) {
+				c := clamp01(cosine(req.QueryEmbedding, emb))
+				if !hasRel || c > relevance {
+					relevance = c
+				}
+				hasRel = true
+			}
+		}
+	}
+	if hasRel {
+		final += float64(relevance * 0.3)
+		if relevance > 0.7 {
+			e.factors = append(e.factors, "High semantic relevance ("+percent(relevance)+")")
+		}
+	} else {
+		final += 0.15
+	}
+	// 3. Information density: content length (in characters, as Python's
+	// len counts them) and average "temperature".
+	chars, temp := 0, 0.0
+	for i := range w {
+		chars += utf8.RuneCountInString(w[i].c.Text)
+		if w[i].c.HasTemperature {
+			temp += w[i].c.Temperature
+		} else {
+			temp += cfg.DefaultTemperature
+		}
+	}
+	avgTemp := temp / float64(n)
+	density := (minf(float64(chars)/1000, 1) + minf(avgTemp/50, 1)) / 2
+	final += float64(density * 0.2)
+	if density < 0.5 {
+		e.missing = append(e.missing, "Retrieved context lacks detailed information")
+	}
+	// 4. Context count.
+	count := minf(float64(n)/float64(cfg.MinContexts), 1)
+	final += float64(count * 0.1)
+	if count < 1 {
+		e.missing = append(e.missing, "Only "+strconv.Itoa(n)+" context(s), need "+strconv.Itoa(cfg.MinContexts))
+	}
+	e.addSignal(SigCoverage, coverage)
+	e.addSignal(SigCoverageBest, best)
+	if hasRel {
+		e.addSignal(SigRelevance, relevance)
+	}
+	e.addSignal(SigDensity, clamp01(density))
+	e.addSignal(SigContextCount, count)
+	e.addSignal(SigSufficiency, clamp01(final))
+}

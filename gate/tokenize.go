@@ -1,0 +1,213 @@
+package gate
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Tokens are runs of letters, digits and combining marks of any script,
+// lower-cased, with everything else (punctuation, symbols, spaces) acting as
+// a separator. Runs of CJK characters (Han, Hiragana, Katakana, Hangul)
+// produce overlapping character bigrams instead, because those scripts do not
+// put spaces between words; a lone CJK character is a unigram. A token is
+// identified by the FNV-1a hash of its folded UTF-8 bytes, so matching terms
+// never allocates a string.
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// token is one term: its hash, its length in runes, and whether it is CJK.
+type token struct {
+	hash  uint64
+	runes int
+	cjk   bool
+}
+
+func isCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+}
+
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}
+	return unicode.ToLower(r)
+}
+
+func hashRune(h uint64, r rune) uint64 {
+	var b [utf8.UTFMax]byte
+	n := utf8.EncodeRune(b[:], r)
+	for i := 0; i < n; i++ {
+		h ^= uint64(b[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// tokenize appends the tokens of s to dst. If text is non-nil, the folded
+// bytes of each token are appended to *text too, with ends recording each
+// token's end offset: the query uses that to name missing terms.
+func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
+	h := uint64(fnvOffset)
+	n := 0 // runes in the current word
+	var prevCJK rune = -1
+	emit := func(t token) {
+		dst = append(dst, t)
+		if ends != nil {
+			*ends = append(*ends, len(*text))
+		}
+	}
+	flushWord := func() {
+		if n > 0 {
+			emit(token{hash: h, runes: n})
+		}
+		h, n = fnvOffset, 0
+	}
+	cjkRun := 0
+	flushCJK := func() {
+		if cjkRun == 1 {
+			emit(token{hash: hashRune(fnvOffset, prevCJK), runes: 1, cjk: true})
+			if text != nil {
+				*text = utf8.AppendRune(*text, prevCJK)
+				(*ends)[len(*ends)-1] = len(*text)
+			}
+		}
+		cjkRun, prevCJK = 0, -1
+	}
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
+		if isCJK(r) {
+			flushWord()
+			if prevCJK >= 0 {
+				emit(token{hash: hashRune(hashRune(fnvOffset, prevCJK), r), runes: 2, cjk: true})
+				if text != nil {
+					*text = utf8.AppendRune(utf8.AppendRune(*text, prevCJK), r)
+					(*ends)[len(*ends)-1] = len(*text)
+				}
+			}
+			prevCJK = r
+			cjkRun++
+			continue
+		}
+		flushCJK()
+		if isWordRune(r) {
+			f := foldRune(r)
+			h = hashRune(h, f)
+			n++
+			if text != nil {
+				*text = utf8.AppendRune(*text, f)
+			}
+			continue
+		}
+		flushWord()
+	}
+	flushWord()
+	flushCJK()
+	return dst
+}
+
+// hashSet is a small open-addressing set of token hashes, reused between
+// calls (no map: cheaper to reset and its iteration never reaches output).
+type hashSet struct {
+	slots []uint64 // 0 marks an empty slot; hash 0 is stored as 1
+	count int
+}
+
+func (s *hashSet) reset(expect int) {
+	size := 16
+	for size < expect*2 {
+		size <<= 1
+	}
+	if cap(s.slots) >= size {
+		s.slots = s.slots[:size]
+		for i := range s.slots {
+			s.slots[i] = 0
+		}
+	} else {
+		s.slots = make([]uint64, size)
+	}
+	s.count = 0
+}
+
+func (s *hashSet) add(h uint64) bool {
+	if h == 0 {
+		h = 1
+	}
+	if len(s.slots) == 0 || (s.count+1)*2 > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = h
+			s.count++
+			return true
+		case h:
+			return false
+		}
+	}
+}
+
+func (s *hashSet) has(h uint64) bool {
+	if h == 0 {
+		h = 1
+	}
+	if len(s.slots) == 0 {
+		return false
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			return false
+		case h:
+			return true
+		}
+	}
+}
+
+func (s *hashSet) grow() {
+	old := s.slots
+	size := 16
+	if len(old) > 0 {
+		size = len(old) * 2
+	}
+	s.slots = make([]uint64, size)
+	s.count = 0
+	for _, h := range old {
+		if h != 0 {
+			s.add(h)
+		}
+	}
+}
+
+// hashString hashes an already-folded word the way tokenize does.
+func hashString(w string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(w); i++ {
+		h ^= uint64(w[i])
+		h *= fnvPrime
+	}
+	return h
+}
