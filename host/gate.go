@@ -1,0 +1,177 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Gate runs the guest module. It is safe for concurrent use: each call takes
+// an instance from a pool and gives it back.
+type Gate struct {
+	compiled *extism.CompiledPlugin
+	pool     *pool
+	timeout  time.Duration
+	maxInput int
+	module   string
+	close    sync.Once
+}
+
+// sharedCache is the in-memory compilation cache every Gate without a
+// CacheDir uses, so a second Gate in the same process (tests, a policy
+// reload) does not compile the module again.
+var sharedCache = sync.OnceValue(wazero.NewCompilationCache)
+
+// New compiles the module once and makes Options.Prewarm instances. With a
+// bad policy it returns the guest's *GateError (code bad_policy).
+func New(ctx context.Context, opts Options) (*Gate, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	wasm, name := o.Wasm, "custom"
+	if wasm == nil {
+		if wasm, err = o.Module.Bytes(); err != nil {
+			return nil, err
+		}
+		name = o.Module.String()
+	}
+	cache := sharedCache()
+	if o.CacheDir != "" {
+		if cache, err = wazero.NewCompilationCacheWithDir(o.CacheDir); err != nil {
+			return nil, errors.New("ctxgate: compilation cache: " + err.Error())
+		}
+	}
+	config := map[string]string{}
+	if len(o.Policy) > 0 {
+		config["policy"] = string(o.Policy)
+	}
+	if len(o.TrustKeys) > 0 {
+		config["trust_keys"] = string(o.TrustKeys)
+	}
+	manifest := extism.Manifest{
+		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
+		Config: config,
+		// Extism turns MaxPages into the runtime's per-memory page limit, which
+		// caps the kernel's memory (input, output) and the guest's alike.
+		Memory: &extism.ManifestMemory{MaxPages: o.MaxPages},
+	}
+	rc := wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		// Without this a guest in an endless loop ignores its deadline.
+		WithCloseOnContextDone(true)
+	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, nil)
+	if err != nil {
+		return nil, errors.New("ctxgate: compile " + name + " module: " + err.Error())
+	}
+	g := &Gate{compiled: compiled, timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name}
+	g.pool = newPool(o.PoolSize, g.newInstance)
+	if err := g.prewarm(ctx, o.Prewarm); err != nil {
+		g.Close(ctx)
+		return nil, err
+	}
+	return g, nil
+}
+
+// newInstance instantiates the module and calls describe once. That runs a
+// reactor's _initialize (Extism does it lazily on the first call; doing it
+// here keeps it out of the first request's time) and makes the guest load
+// its policy, so a bad policy surfaces now.
+func (g *Gate) newInstance(ctx context.Context) (instance, error) {
+	in, err := newExtismInstance(ctx, g.compiled)
+	if err != nil {
+		if g.pool.closed.Load() {
+			return nil, ErrClosed
+		}
+		return nil, errors.New("ctxgate: instantiate " + g.module + " module: " + err.Error())
+	}
+	ctx, cancel := g.deadline(ctx)
+	defer cancel()
+	if _, err := in.call(ctx, "describe", nil); err != nil {
+		in.close(context.Background())
+		return nil, err
+	}
+	return in, nil
+}
+
+func (g *Gate) prewarm(ctx context.Context, n int) error {
+	held := make([]instance, 0, n)
+	var err error
+	for range n {
+		var in instance
+		if in, err = g.pool.acquire(ctx); err != nil {
+			break
+		}
+		held = append(held, in)
+	}
+	for _, in := range held {
+		g.pool.release(in, true)
+	}
+	return err
+}
+
+// Evaluate decides one request. Errors: *GateError for bad input (the
+// request or the policy), ErrTimeout, ErrTrap, ErrClosed.
+func (g *Gate) Evaluate(ctx context.Context, request []byte) ([]byte, error) {
+	return g.call(ctx, "evaluate", request)
+}
+
+// Validate checks a model's answer against the tags it was offered.
+func (g *Gate) Validate(ctx context.Context, answer []byte) ([]byte, error) {
+	return g.call(ctx, "validate", answer)
+}
+
+// Describe reports the gate's version and its policy's name and sha256.
+func (g *Gate) Describe(ctx context.Context) ([]byte, error) {
+	return g.call(ctx, "describe", nil)
+}
+
+// Module names the running module: "tinygo", "go" or "custom".
+func (g *Gate) Module() string { return g.module }
+
+// Stats reports the instance pool.
+func (g *Gate) Stats() Stats { return g.pool.stats() }
+
+// Close releases every instance and the compiled module. Calls in flight end
+// with ErrClosed; later calls return ErrClosed.
+func (g *Gate) Close(ctx context.Context) error {
+	var err error
+	g.close.Do(func() {
+		g.pool.close()
+		err = g.compiled.Close(ctx)
+	})
+	return err
+}
+
+func (g *Gate) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if g.timeout > 0 {
+		return context.WithTimeout(ctx, g.timeout)
+	}
+	return ctx, func() {}
+}
+
+func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error) {
+	if len(input) > g.maxInput {
+		return nil, newGateError("limit", "", "input is "+strconv.Itoa(len(input))+
+			" bytes; this host accepts at most "+strconv.Itoa(g.maxInput))
+	}
+	ctx, cancel := g.deadline(ctx)
+	defer cancel()
+	in, err := g.pool.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := in.call(ctx, fn, input)
+	var ge *GateError
+	healthy := err == nil || errors.As(err, &ge)
+	g.pool.release(in, healthy)
+	if !healthy && g.pool.closed.Load() {
+		return nil, ErrClosed
+	}
+	return out, err
+}

@@ -1,0 +1,87 @@
+package host
+
+import (
+	"errors"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+// Options configure a Gate. The zero value is usable: the TinyGo module, the
+// built-in default policy, one instance per CPU, a 1 s deadline per call and
+// a 64 MiB memory cap.
+type Options struct {
+	// Module picks an embedded build. Ignored when Wasm is set.
+	Module Module
+	// Wasm is a module to run instead of an embedded one (any guest exporting
+	// evaluate, validate and describe through the Extism ABI).
+	Wasm []byte
+
+	// Policy is the policy JSON, or a signed bundle (then TrustKeys must name
+	// the keys it may be signed with). Empty selects the built-in default.
+	Policy    []byte
+	TrustKeys []byte
+
+	// PoolSize is the most instances that may exist, and so the most calls
+	// that run at once; more callers wait (bounded by their context).
+	// Default GOMAXPROCS.
+	PoolSize int
+	// Prewarm instances are made (and the policy checked) by New. Default 1,
+	// so a bad policy fails New rather than the first request; negative: none.
+	Prewarm int
+	// Timeout bounds each call, on top of the caller's context. Default 1 s;
+	// negative means only the caller's context bounds a call.
+	Timeout time.Duration
+	// MaxPages caps each linear memory of an instance, in 64 KiB pages.
+	// Default 1024 (64 MiB). A guest that needs more traps and is replaced.
+	MaxPages uint32
+	// MaxInputBytes rejects larger inputs before they reach a guest, with a
+	// "limit" GateError. Default 8 MiB. At most a quarter of the memory cap,
+	// so the input, the guest's copy of it and its output always fit.
+	MaxInputBytes int
+	// CacheDir keeps compiled machine code across processes. Empty: an
+	// in-memory cache shared by every Gate in the process.
+	CacheDir string
+}
+
+const (
+	defaultTimeout  = time.Second
+	defaultMaxPages = 1024
+	defaultMaxInput = 8 << 20
+	pageBytes       = 64 << 10
+)
+
+// withDefaults fills zero fields and checks the rest.
+func (o Options) withDefaults() (Options, error) {
+	if o.PoolSize == 0 {
+		o.PoolSize = runtime.GOMAXPROCS(0)
+	}
+	if o.Prewarm == 0 {
+		o.Prewarm = 1
+	} else if o.Prewarm < 0 {
+		o.Prewarm = 0
+	}
+	if o.Timeout == 0 {
+		o.Timeout = defaultTimeout
+	}
+	if o.MaxPages == 0 {
+		o.MaxPages = defaultMaxPages
+	}
+	if o.MaxInputBytes == 0 {
+		o.MaxInputBytes = defaultMaxInput
+	}
+	switch {
+	case o.PoolSize < 0:
+		return o, errors.New("ctxgate: Options.PoolSize is negative")
+	case o.Prewarm > o.PoolSize:
+		return o, errors.New("ctxgate: Options.Prewarm is more than PoolSize (" + strconv.Itoa(o.PoolSize) + ")")
+	case o.MaxPages > 65536:
+		return o, errors.New("ctxgate: Options.MaxPages is above 65536 (4 GiB)")
+	case o.MaxInputBytes < 0:
+		return o, errors.New("ctxgate: Options.MaxInputBytes is negative")
+	case int64(o.MaxInputBytes) > int64(o.MaxPages)*pageBytes/4:
+		return o, errors.New("ctxgate: Options.MaxInputBytes is more than a quarter of the memory cap (MaxPages*64KiB/4 = " +
+			strconv.FormatInt(int64(o.MaxPages)*pageBytes/4, 10) + " bytes)")
+	}
+	return o, nil
+}
