@@ -34,13 +34,13 @@ func hostileModule() []byte {
 		return append(b, results...)
 	}
 	types := [][]byte{
-		functype(nil, []byte{i64}),           // 0 input_length
-		functype([]byte{i64}, []byte{i32}),   // 1 input_load_u8
-		functype([]byte{i64}, []byte{i64}),   // 2 alloc
-		functype([]byte{i64, i32}, nil),      // 3 store_u8
-		functype([]byte{i64, i64}, nil),      // 4 output_set
-		functype([]byte{i64}, nil),           // 5 error_set
-		functype(nil, []byte{i32}),           // 6 the export
+		functype(nil, []byte{i64}),         // 0 input_length
+		functype([]byte{i64}, []byte{i32}), // 1 input_load_u8
+		functype([]byte{i64}, []byte{i64}), // 2 alloc
+		functype([]byte{i64, i32}, nil),    // 3 store_u8
+		functype([]byte{i64, i64}, nil),    // 4 output_set
+		functype([]byte{i64}, nil),         // 5 error_set
+		functype(nil, []byte{i32}),         // 6 the export
 	}
 	imports := []struct {
 		name string

@@ -98,5 +98,5 @@ func (t *tail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (t *tail) reset()          { t.b = t.b[:0] }
+func (t *tail) reset()         { t.b = t.b[:0] }
 func (t *tail) String() string { return string(t.b) }

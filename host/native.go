@@ -92,4 +92,3 @@ func (n *Native) Close(context.Context) error {
 	n.closed.Store(true)
 	return nil
 }
-
