@@ -85,12 +85,12 @@ func Baselines(d *DL19, clap []ClapNQ, k int) []Baseline {
 				s := math.Inf(-1)
 				switch sig {
 				case "bm25":
-					if c.Scores.HasBM25 {
-						s = c.Scores.BM25
+					if c.HasBM25 {
+						s = c.BM25
 					}
 				case "vector":
-					if c.Scores.HasVector {
-						s = c.Scores.Vector
+					if c.HasVector {
+						s = c.Vector
 					}
 				case "coverage":
 					s = Coverage(QueryTerms(it.Req.Query), c.Text)
@@ -105,8 +105,8 @@ func Baselines(d *DL19, clap []ClapNQ, k int) []Baseline {
 	for _, it := range items {
 		best := math.Inf(-1)
 		for _, c := range it.Req.Chunks {
-			if c.Scores.HasVector && c.Scores.Vector > best {
-				best = c.Scores.Vector
+			if c.HasVector && c.Vector > best {
+				best = c.Vector
 			}
 		}
 		xs = append(xs, Scored{best, it.Answerable, it.Tune})

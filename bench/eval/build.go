@@ -1,17 +1,30 @@
 package eval
 
-import (
-	"sort"
+import "sort"
 
-	"github.com/ctxgate/ctxgate/gate"
-)
+// Request is the part of a gate request the evaluation builds: the harness
+// does not import the core, so it keeps working (and measuring baselines)
+// while gate/ is being changed. Package quality turns it into a
+// gate.Request.
+type Request struct {
+	Query  string
+	Chunks []Chunk
+}
+
+// Chunk is one retrieved passage of a Request. A score is sent only when
+// its Has flag is set.
+type Chunk struct {
+	ID, DocID, Title, Text string
+	Vector, BM25           float64
+	HasVector, HasBM25     bool
+}
 
 // Item is one labeled gate request.
 type Item struct {
 	Set        string // "dl19" or "clapnq"
 	ID         string // query id
 	Tune       bool   // in the tuning half (else held out)
-	Req        *gate.Request
+	Req        *Request
 	Answerable bool   // query label
 	ChunkRel   []bool // passage label per chunk of Req.Chunks
 	Grades     []int  // DL19 graded relevance per chunk (0 when unjudged)
@@ -86,11 +99,10 @@ func (d *DL19) DL19Items(k int) []Item {
 		if q == "" {
 			q = d.Runs[BM25][qid].Query
 		}
-		it := Item{Set: "dl19", ID: qid, Tune: IsTune("dl19", qid), Req: &gate.Request{Query: q}}
+		it := Item{Set: "dl19", ID: qid, Tune: IsTune("dl19", qid), Req: &Request{Query: q}}
 		for _, p := range h {
-			c := gate.Chunk{ID: p.DocID, DocID: p.DocID, Text: d.Passes[p.DocID]}
-			c.Scores.Vector, c.Scores.HasVector = p.Vector, p.HasVec
-			c.Scores.BM25, c.Scores.HasBM25 = p.BM25, p.HasBM25
+			c := Chunk{ID: p.DocID, DocID: p.DocID, Text: d.Passes[p.DocID],
+				Vector: p.Vector, HasVector: p.HasVec, BM25: p.BM25, HasBM25: p.HasBM25}
 			it.Req.Chunks = append(it.Req.Chunks, c)
 			g := d.Qrels[qid][p.DocID]
 			it.Grades = append(it.Grades, g)
@@ -111,7 +123,7 @@ func ClapNQItems(recs []ClapNQ) []Item {
 	items := make([]Item, 0, len(recs))
 	for _, r := range recs {
 		it := Item{Set: "clapnq", ID: r.ID, Tune: IsTune("clapnq", r.ID), Answerable: r.Answerable,
-			Req:      &gate.Request{Query: r.Question, Chunks: []gate.Chunk{{ID: r.ID, DocID: r.Title, Title: r.Title, Text: r.Passage}}},
+			Req:      &Request{Query: r.Question, Chunks: []Chunk{{ID: r.ID, DocID: r.Title, Title: r.Title, Text: r.Passage}}},
 			ChunkRel: []bool{r.Answerable}, Grades: []int{0}}
 		if r.Answerable {
 			it.Grades[0] = 3
