@@ -1,0 +1,57 @@
+# ctxgate: `make demo` on a fresh machine, `make test` before every commit.
+# The real work is in build.sh and scripts/; targets here only order it.
+
+SHELL := /bin/bash
+GO    ?= go
+.DEFAULT_GOAL := build
+
+# A sample request for `make demo` (override: make demo DEMO_REQUEST=path).
+DEMO_REQUEST ?= $(firstword $(sort $(wildcard testdata/requests/default/*.json)))
+# `make bench BENCH=Evaluate PKGS=./host/...`
+BENCH ?= .
+PKGS  ?= ./...
+
+.PHONY: tools build test demo bench golden clean clean-tools
+
+## tools: the Debian packages and TinyGo 0.42.0 (cached; a no-op when present)
+tools:
+	@scripts/install-deps.sh
+	@scripts/install-tinygo.sh >/dev/null
+
+## build: both Extism modules, the Envoy filter and the CLI; prints sizes
+build: tools
+	@./build.sh
+
+## test: build, then vet and test everything (natively and through the modules)
+test: build
+	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/...
+	$(GO) test ./...
+	@# ---- further test steps go below this line (one per line, each must
+	@# ---- fail the target on failure), e.g. example hosts, parity runs.
+
+## demo: install what is missing, build, and decide one sample request
+demo: build
+	@missing=""; \
+	[ -x bin/ctxgate ] || missing="$$missing bin/ctxgate (cmd/ctxgate is not in this checkout yet)"; \
+	[ -n "$(DEMO_REQUEST)" ] && [ -f "$(DEMO_REQUEST)" ] || missing="$$missing a sample request (testdata/requests/default/*.json)"; \
+	if [ -n "$$missing" ]; then echo "demo: cannot run, missing:$$missing" >&2; exit 1; fi
+	@echo "$$ bin/ctxgate eval $(DEMO_REQUEST)"
+	@bin/ctxgate eval $(DEMO_REQUEST)
+
+## bench: benchmarks (report ratios from one run; never timed assertions)
+bench: build
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+
+## golden: regenerate testdata/decisions from testdata/requests
+golden:
+	$(GO) test ./gate -run TestGolden -update
+
+## clean: built modules and binaries (not the TinyGo install: see clean-tools)
+clean:
+	rm -f host/wasm/*.wasm
+	rm -rf bin
+
+## clean-tools: remove the cached TinyGo builds (make tools rebuilds, ~1 min)
+clean-tools:
+	rm -rf "$${CTXGATE_CACHE:-$$HOME/.cache/ctxgate}"/tinygo-*

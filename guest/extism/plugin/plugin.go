@@ -1,0 +1,85 @@
+// Package plugin is the Extism guest's logic, kept out of package main so that
+// it runs natively in tests: the PDK's host imports exist only inside a Wasm
+// host. It does no I/O of its own; the host's config arrives through a lookup
+// function.
+package plugin
+
+import "github.com/ctxgate/ctxgate/gate"
+
+// ConfigKeyPolicy is the Extism config key that holds the policy JSON. Absent
+// or empty selects the built-in default policy.
+const ConfigKeyPolicy = "policy"
+
+// Plugin holds the one engine a module instance evaluates with. An Extism
+// instance's config is fixed when the host creates it, so the engine is built
+// once, at the first call, and reused; a bad policy is remembered the same way
+// and returned by every call instead of trapping.
+type Plugin struct {
+	config func(key string) (string, bool)
+	engine *gate.Engine
+	err    error
+	loaded bool
+}
+
+// New returns a plugin that reads its config through lookup (pdk.GetConfig in
+// the module). Nothing is read until the first call.
+func New(lookup func(key string) (string, bool)) *Plugin {
+	return &Plugin{config: lookup}
+}
+
+// Engine builds the engine on first use and returns it, or the policy error.
+func (p *Plugin) Engine() (*gate.Engine, error) {
+	if !p.loaded {
+		p.loaded = true
+		var policy []byte
+		if p.config != nil {
+			if s, ok := p.config(ConfigKeyPolicy); ok {
+				policy = []byte(s)
+			}
+		}
+		p.engine, p.err = gate.NewEngine(policy)
+		if p.err == nil && p.engine == nil {
+			// A nil engine would be a nil dereference on the next line, and
+			// a trap is exactly what this guest promises never to return.
+			p.err = &gate.Error{Code: gate.CodeBadPolicy, Message: "no engine for this policy"}
+		}
+	}
+	return p.engine, p.err
+}
+
+// Evaluate decides a request: (decision JSON, nil) or (nil, error JSON).
+func (p *Plugin) Evaluate(request []byte) (out, errJSON []byte) {
+	e, err := p.Engine()
+	if err != nil {
+		return nil, ErrorJSON(err)
+	}
+	out, err = e.Evaluate(request)
+	if err != nil {
+		return nil, ErrorJSON(err)
+	}
+	return out, nil
+}
+
+// Validate checks an answer: (validation JSON, nil) or (nil, error JSON).
+func (p *Plugin) Validate(answer []byte) (out, errJSON []byte) {
+	e, err := p.Engine()
+	if err != nil {
+		return nil, ErrorJSON(err)
+	}
+	out, err = e.Validate(answer)
+	if err != nil {
+		return nil, ErrorJSON(err)
+	}
+	return out, nil
+}
+
+// Describe returns the version, schema version and policy of the engine, or
+// the policy error (a host asking "what is loaded?" must learn that nothing
+// valid is).
+func (p *Plugin) Describe() (out, errJSON []byte) {
+	e, err := p.Engine()
+	if err != nil {
+		return nil, ErrorJSON(err)
+	}
+	return e.Describe(), nil
+}
