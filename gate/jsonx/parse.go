@@ -3,6 +3,7 @@ package jsonx
 import (
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Error is a parse error. Offset is the byte offset in the input where the
@@ -32,21 +33,22 @@ func (e *Error) Error() string { return "offset " + strconv.Itoa(e.Offset) + ": 
 //     maxDepth <= 0 means no limit; the parser is iterative, so depth costs
 //     heap, never the (small, fixed) Wasm stack.
 //
-// data is copied once; the returned Value does not alias it, so the caller
-// may reuse the buffer.
+// data is copied once into a buffer the parser owns; strings are unescaped
+// in place in that copy and returned as views of it, so a parse allocates the
+// copy and the value slabs, not one string per escaped value. The returned
+// Value never aliases data: the caller may reuse its buffer.
 func Parse(data []byte, maxDepth int) (Value, error) {
-	return ParseString(string(data), maxDepth)
-}
-
-// ParseString is Parse over a string; unescaped strings in the result share
-// src's memory.
-func ParseString(src string, maxDepth int) (Value, error) {
-	p := parser{src: src, maxDepth: maxDepth}
+	p := parser{src: append([]byte(nil), data...), maxDepth: maxDepth}
 	v, err := p.parse()
 	if err != nil {
 		return Value{}, err
 	}
 	return v, nil
+}
+
+// ParseString is Parse over a string.
+func ParseString(src string, maxDepth int) (Value, error) {
+	return Parse([]byte(src), maxDepth)
 }
 
 type frame struct {
@@ -56,13 +58,12 @@ type frame struct {
 }
 
 type parser struct {
-	src      string
+	src      []byte // owned: escaped strings are rewritten in place
 	pos      int
 	maxDepth int
 	stack    []Value // items of the containers still open
 	frames   []frame
 	slab     []Value // finished containers' items are carved from here
-	buf      []byte  // unescape scratch
 }
 
 func (p *parser) fail(msg string) *Error { return &Error{Offset: p.pos, Msg: msg} }
@@ -296,7 +297,7 @@ func (p *parser) checkDuplicates(f frame) *Error {
 }
 
 func (p *parser) literal(word string) *Error {
-	if len(p.src)-p.pos >= len(word) && p.src[p.pos:p.pos+len(word)] == word {
+	if len(p.src)-p.pos >= len(word) && string(p.src[p.pos:p.pos+len(word)]) == word {
 		p.pos += len(word)
 		return nil
 	}
@@ -337,7 +338,7 @@ func (p *parser) number() (Value, *Error) {
 		}
 		p.digits()
 	}
-	raw := s[start:p.pos]
+	raw := view(s[start:p.pos])
 	f, err := strconv.ParseFloat(raw, 64)
 	if err != nil {
 		// The grammar was checked above, so the only failure left is range.
@@ -373,7 +374,7 @@ func (p *parser) str() (string, *Error) {
 		c := s[p.pos]
 		switch {
 		case c == '"':
-			out := s[start:p.pos]
+			out := view(s[start:p.pos])
 			p.pos++
 			return out, nil
 		case c == '\\':
@@ -383,7 +384,7 @@ func (p *parser) str() (string, *Error) {
 		case c < 0x80:
 			p.pos++
 		default:
-			r, size := utf8.DecodeRuneInString(s[p.pos:])
+			r, size := utf8.DecodeRune(s[p.pos:])
 			if r == utf8.RuneError && size <= 1 {
 				return "", p.fail("invalid UTF-8 in string")
 			}
@@ -393,18 +394,30 @@ func (p *parser) str() (string, *Error) {
 	return "", p.fail("unterminated string")
 }
 
-// strEscaped continues a string that contains escapes, unescaping into
-// p.buf. start is the offset of the first content byte.
+// view returns b as a string without copying. Safe because b is part of the
+// parser's own buffer, and after a string is handed out its bytes are never
+// written again (in-place unescaping only writes behind the read position,
+// inside the string being unescaped).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// strEscaped continues a string that contains escapes, unescaping it in
+// place: w (the write position) never passes p.pos (the read position),
+// because every escape is at least as long as what it stands for. start is
+// the offset of the first content byte.
 func (p *parser) strEscaped(start int) (string, *Error) {
 	s := p.src
-	b := append(p.buf[:0], s[start:p.pos]...)
+	w := p.pos
 	for p.pos < len(s) {
 		c := s[p.pos]
 		switch {
 		case c == '"':
 			p.pos++
-			p.buf = b
-			return string(b), nil
+			return view(s[start:w]), nil
 		case c == '\\':
 			if p.pos+1 >= len(s) {
 				p.pos++
@@ -414,17 +427,17 @@ func (p *parser) strEscaped(start int) (string, *Error) {
 			p.pos += 2
 			switch e {
 			case '"', '\\', '/':
-				b = append(b, e)
+				s[w] = e
 			case 'b':
-				b = append(b, '\b')
+				s[w] = '\b'
 			case 'f':
-				b = append(b, '\f')
+				s[w] = '\f'
 			case 'n':
-				b = append(b, '\n')
+				s[w] = '\n'
 			case 'r':
-				b = append(b, '\r')
+				s[w] = '\r'
 			case 't':
-				b = append(b, '\t')
+				s[w] = '\t'
 			case 'u':
 				r, err := p.hex4()
 				if err != nil {
@@ -449,22 +462,28 @@ func (p *parser) strEscaped(start int) (string, *Error) {
 					}
 					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
 				}
-				b = utf8.AppendRune(b, r)
+				// A \uXXXX escape is 6 bytes (12 for a pair) and its UTF-8
+				// form at most 3 (4), so this stays behind p.pos.
+				w += utf8.EncodeRune(s[w:], r)
+				continue
 			default:
 				p.pos--
 				return "", p.fail("invalid escape in string, found " + p.found())
 			}
+			w++
 		case c < 0x20:
 			return "", p.fail("control character in string (must be escaped)")
 		case c < 0x80:
-			b = append(b, c)
+			s[w] = c
+			w++
 			p.pos++
 		default:
-			r, size := utf8.DecodeRuneInString(s[p.pos:])
+			r, size := utf8.DecodeRune(s[p.pos:])
 			if r == utf8.RuneError && size <= 1 {
 				return "", p.fail("invalid UTF-8 in string")
 			}
-			b = append(b, s[p.pos:p.pos+size]...)
+			copy(s[w:], s[p.pos:p.pos+size])
+			w += size
 			p.pos += size
 		}
 	}
