@@ -205,7 +205,7 @@ func (e *Engine) prepare(chunks []Chunk) {
 }
 
 func (e *Engine) addSignal(name string, v float64) {
-	e.signals = append(e.signals, Signal{Name: name, Value: clamp01(v)})
+	e.signals = append(e.signals, Signal{Name: name, Value: clamp01(snap(v))})
 }
 
 func (e *Engine) signal(name string) (float64, bool) {
@@ -222,7 +222,7 @@ func (e *Engine) confidence() float64 {
 	c := &e.policy.Confidence
 	if c.Signal != "" {
 		v, _ := e.signal(c.Signal)
-		return clamp01(v)
+		return clamp01(snap(v))
 	}
 	sum := c.Bias
 	for _, t := range c.Terms {
@@ -233,9 +233,9 @@ func (e *Engine) confidence() float64 {
 		sum += float64(t.Weight * v)
 	}
 	if c.Combine == "logistic" {
-		return clamp01(sigmoid(sum))
+		return clamp01(snap(sigmoid(sum)))
 	}
-	return clamp01(sum)
+	return clamp01(snap(sum))
 }
 
 // checkRequest rejects what no rule could decide sanely, naming the field.

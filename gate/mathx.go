@@ -241,3 +241,14 @@ func sortDesc(idx []int, key []float64, tmp []int) {
 		copy(idx, src)
 	}
 }
+
+// snap rounds x to 9 decimal places. Scores are snapped before any threshold
+// compares them, so arithmetic noise (0.2·0.35/0.2 = 0.34999999999999997)
+// cannot flip a decision that the printed numbers say should not flip, and a
+// correlation of exactly 1 is 1.
+func snap(x float64) float64 {
+	if !finite(x) {
+		return x
+	}
+	return math.Round(float64(x*1e9)) / 1e9
+}

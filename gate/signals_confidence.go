@@ -48,7 +48,7 @@ func retrievalOverall(top, gap, spread, consensusFrac, agreement float64, graph 
 		float64(0.10*clamp01(1-spread/0.2)) +
 		float64(0.05*g) +
 		float64(0.05*clamp01(1-diversity))
-	return clamp01(s)
+	return clamp01(snap(s))
 }
 
 // Seed 004 over all chunks. Scores are sorted descending before top and gap

@@ -76,7 +76,7 @@ func (e *Engine) signalEvidence(req *Request) {
 		if c.HasTrust {
 			w[i].trust = clamp01(c.Trust)
 		}
-		ev = clamp01(float64(ev * w[i].trust))
+		ev = clamp01(snap(float64(ev * w[i].trust)))
 		w[i].evidence = ev
 		if bestI < 0 || ev > w[bestI].evidence {
 			bestI = i

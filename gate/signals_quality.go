@@ -14,7 +14,7 @@ func sectionQuality(words, matched, keywords, stub int) float64 {
 	if keywords > 0 {
 		kw = minf(0.2, float64(matched)/float64(keywords)*0.2)
 	}
-	return minf(1, length+kw)
+	return snap(minf(1, length+kw))
 }
 
 // signalQuality scores every chunk, applies the quality filter with its
