@@ -1,0 +1,114 @@
+package gate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ctxgate/ctxgate/policies"
+)
+
+const minimalPolicy = `{"name":"p","version":"1","signals":{"similarity":{}},
+ "confidence":{"signal":"max_similarity"},
+ "bands":[{"min":0.5,"label":"OK","level":"sufficient","action":"inject"},{"min":0,"label":"NO","level":"insufficient","action":"fallback"}]}`
+
+func TestPresetsLoad(t *testing.T) {
+	for _, n := range policies.Names() {
+		e := presetEngine(t, n)
+		if e.Ref().Name != n || len(e.Ref().SHA256) != 64 {
+			t.Errorf("%s: ref %+v", n, e.Ref())
+		}
+	}
+	def, err := NewEngine(nil)
+	if err != nil || def.Ref().Name != "default" {
+		t.Fatalf("empty policy selects default: %v", err)
+	}
+	if got := string(def.Describe()); !strings.HasPrefix(got, `{"version":"0.1.0","schema_version":"1","policy":{"name":"default","version":"1","sha256":"`) {
+		t.Fatalf("describe %s", got)
+	}
+}
+
+// The sha256 is over the canonical form: formatting and key order do not
+// change it, a value does.
+func TestPolicySHA(t *testing.T) {
+	a, _ := NewEngine([]byte(minimalPolicy))
+	reordered := `{"version":"1","name":"p","confidence":{"signal":"max_similarity"},"signals":{"similarity":{}},"bands":[{"label":"OK","min":0.5,"level":"sufficient","action":"inject"},{"min":0,"label":"NO","level":"insufficient","action":"fallback"}]}`
+	b, err := NewEngine([]byte(reordered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Ref().SHA256 != b.Ref().SHA256 {
+		t.Fatal("canonical hash must not depend on formatting")
+	}
+	c, _ := NewEngine([]byte(strings.Replace(minimalPolicy, `"min":0.5`, `"min":0.6`, 1)))
+	if c.Ref().SHA256 == a.Ref().SHA256 {
+		t.Fatal("a changed value must change the hash")
+	}
+}
+
+func TestPolicyErrors(t *testing.T) {
+	sub := func(old, new string) string { return strings.Replace(minimalPolicy, old, new, 1) }
+	cases := []struct{ doc, field, msg string }{
+		{`[]`, "", "must be an object"},
+		{`{`, "", "invalid JSON"},
+		{sub(`"name":"p",`, `"name":"p","colour":1,`), "colour", "unknown field"},
+		{sub(`"name":"p",`, ``), "name", "is required"},
+		{sub(`"similarity":{}`, `"similarity":{"x":1}`), "signals.similarity.x", "unknown field"},
+		{sub(`"min":0.5`, `"min":1.5`), "bands[0].min", "[0,1]"},
+		{sub(`"min":0.5`, `"min":0`), "bands[1].min", "strictly descending"},
+		{sub(`{"min":0,"label":"NO"`, `{"min":0.1,"label":"NO"`), "bands[1].min", "min 0"},
+		{sub(`"action":"inject"`, `"action":"answer"`), "bands[0].action", "unknown action"},
+		{sub(`"level":"sufficient"`, `"level":"great"`), "bands[0].level", "unknown level"},
+		{sub(`"signal":"max_similarity"`, `"signal":"vibes"`), "confidence.signal", "unknown signal"},
+		{sub(`"signal":"max_similarity"`, `"signal":"evidence_top"`), "confidence.signal", "needs signals.evidence"},
+		{sub(`{"signal":"max_similarity"}`, `{"combine":"weighted","terms":[{"signal":"max_similarity","weight":0.6}]}`), "confidence.terms", "sum to 1"},
+		{sub(`{"signal":"max_similarity"}`, `{"combine":"average","terms":[]}`), "confidence.combine", "unknown combination"},
+		{sub(`{"signal":"max_similarity"}`, `{"signal":"max_similarity","combine":"weighted"}`), "confidence", "not both"},
+		{sub(`"signals":{"similarity":{}}`, `"signals":{"similarity":{},"evidence":{"weights":{"vector":0.5,"bm25":0.6}}}`), "signals.evidence.weights", "sum to 1"},
+		{sub(`"signals":{"similarity":{}}`, `"signals":{"similarity":{},"evidence":{"low_confidence":2}}`), "signals.evidence.low_confidence", "[0,1]"},
+		{sub(`"signals":{"similarity":{}}`, `"signals":{"similarity":{},"evidence":{"freshness":{"decay":"exp","days":3}}}`), "signals.evidence.freshness.decay", "unknown decay"},
+		{sub(`"name":"p",`, `"name":"p","filters":{"quality_min":0.3},`), "filters.quality_min", "needs signals.quality"},
+		{sub(`"name":"p",`, `"name":"p","filters":{"evidence_floor":-0.1},"signals":{"evidence":{}},`), "", ""}, // duplicate key: parser error
+		{sub(`"name":"p",`, `"name":"p","order_by":"random",`), "order_by", "unknown ordering"},
+		{sub(`"name":"p",`, `"name":"p","merge":{"max_results":21},`), "merge.max_results", "[1,20]"},
+		{sub(`"name":"p",`, `"name":"p","merge":{"max_results":2.5},`), "merge.max_results", "integer"},
+		{sub(`"name":"p",`, `"name":"p","messages":{"instructions":["a"]},`), "messages.instructions", "exactly 4"},
+		{sub(`"name":"p",`, `"name":"p","limits":{"max_chunks":0},`), "limits.max_chunks", ">= 1"},
+		{sub(`"name":"p",`, `"name":"p","no_chunks":{"action":"shrug"},`), "no_chunks.action", "unknown action"},
+	}
+	for i, c := range cases {
+		_, err := NewEngine([]byte(c.doc))
+		if err == nil {
+			t.Errorf("case %d: no error", i)
+			continue
+		}
+		ge, ok := err.(*Error)
+		if !ok || ge.Code != CodeBadPolicy {
+			t.Errorf("case %d: %T %v", i, err, err)
+			continue
+		}
+		if c.msg == "" {
+			continue
+		}
+		if ge.Field != c.field || !strings.Contains(ge.Message, c.msg) {
+			t.Errorf("case %d: got %q %q want %q %q", i, ge.Field, ge.Message, c.field, c.msg)
+		}
+	}
+}
+
+func TestLogisticCombination(t *testing.T) {
+	doc := strings.Replace(minimalPolicy, `{"signal":"max_similarity"}`,
+		`{"combine":"logistic","bias":-2,"terms":[{"signal":"max_similarity","weight":4}]}`, 1)
+	e, err := NewEngine([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{{ID: "a", Scores: vec(0.5)}}})
+	if d.Confidence != 0.5 {
+		t.Fatalf("sigmoid(-2 + 4·0.5) = 0.5, got %v", d.Confidence)
+	}
+	// A missing signal takes its term's missing value.
+	d = mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{{ID: "a"}}})
+	if !near(d.Confidence, snap(sigmoid(-2))) {
+		t.Fatalf("missing → 0: %v", d.Confidence)
+	}
+}
