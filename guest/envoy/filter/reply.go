@@ -46,12 +46,12 @@ func appendModel(dst, model []byte) []byte {
 	return append(dst, model...)
 }
 
-// errorCode returns the stable code of err ("internal" for a non-gate error).
+// errorCode returns the stable code of err (gate.CodeInternal for a bug).
 func errorCode(err error) string {
 	if ge, ok := err.(*gate.Error); ok && ge.Code != "" {
 		return ge.Code
 	}
-	return "internal"
+	return gate.CodeInternal
 }
 
 // errorStatus maps an error code to the HTTP status of a fail-closed reply
@@ -68,26 +68,4 @@ func errorStatus(code string) uint32 {
 		return 503
 	}
 	return 500
-}
-
-// appendError writes the error JSON every host shares:
-// {"error":{"code":"...","message":"...","field":"..."}}.
-func appendError(dst []byte, err error) []byte {
-	field := ""
-	if ge, ok := err.(*gate.Error); ok {
-		field = ge.Field
-	}
-	msg := err.Error()
-	if ge, ok := err.(*gate.Error); ok {
-		msg = ge.Message
-	}
-	dst = append(dst, `{"error":{"code":`...)
-	dst = jsonx.AppendString(dst, errorCode(err))
-	dst = append(dst, `,"message":`...)
-	dst = jsonx.AppendString(dst, msg)
-	if field != "" {
-		dst = append(dst, `,"field":`...)
-		dst = jsonx.AppendString(dst, field)
-	}
-	return append(dst, "}}"...)
 }

@@ -77,7 +77,7 @@ func (s *stream) OnHttpRequestBody(bodySize int, endOfStream bool) types.Action 
 	s.buffering = false
 	body, err := proxywasm.GetHttpRequestBody(0, bodySize)
 	if err != nil || len(body) != bodySize {
-		return s.fail(&gate.Error{Code: "internal", Message: "cannot read the request body"})
+		return s.fail(&gate.Error{Code: gate.CodeInternal, Message: "cannot read the request body"})
 	}
 	return s.gate(body)
 }
@@ -142,7 +142,7 @@ func (s *stream) gate(body []byte) types.Action {
 		return s.local(200, ctype, reply)
 	}
 	if err := proxywasm.ReplaceHttpRequestBody(newBody); err != nil {
-		return s.fail(&gate.Error{Code: "internal", Message: "cannot replace the request body: " + err.Error()})
+		return s.fail(&gate.Error{Code: gate.CodeInternal, Message: "cannot replace the request body: " + err.Error()})
 	}
 	s.addRequestHeaders()
 	st.gateTime.Record(micros(start))
@@ -193,7 +193,7 @@ func (s *stream) failWith(err error, open bool) types.Action {
 		s.addRequestHeaders()
 		return types.ActionContinue
 	}
-	return s.local(errorStatus(code), "application/json", appendError(nil, err))
+	return s.local(errorStatus(code), "application/json", gate.AppendError(nil, err))
 }
 
 // local answers the client without calling upstream.

@@ -27,7 +27,7 @@ type verdict struct {
 func parseVerdict(decision []byte) (*verdict, error) {
 	d, err := jsonx.Parse(decision, 32)
 	if err != nil || d.Kind() != jsonx.Object {
-		return nil, &gate.Error{Code: "internal", Message: "the gate returned an unreadable decision"}
+		return nil, &gate.Error{Code: gate.CodeInternal, Message: "the gate returned an unreadable decision"}
 	}
 	v := &verdict{
 		Action:     d.Get("action").Str(),
@@ -64,7 +64,7 @@ func parseVerdict(decision []byte) (*verdict, error) {
 	switch gate.Action(v.Action) {
 	case gate.ActionInject, gate.ActionCaveat, gate.ActionFallback, gate.ActionRefuse:
 	default:
-		return nil, &gate.Error{Code: "internal", Message: "the gate returned an unknown action " + strconv.Quote(v.Action)}
+		return nil, &gate.Error{Code: gate.CodeInternal, Message: "the gate returned an unknown action " + strconv.Quote(v.Action)}
 	}
 	return v, nil
 }

@@ -1,0 +1,77 @@
+package filter
+
+import (
+	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// The splicer must agree with jsonx about every document jsonx accepts: the
+// same members, in the same order, with values that re-parse to the same
+// bytes. FuzzScannerAgreesWithJSONX checks it; the seeds cover the shapes.
+func FuzzScannerAgreesWithJSONX(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"a":1}`, ` { "a" : [1, {"b":"c\"}"}] , "d\u0065":null,"e":-0.5e+3 } `,
+		`{"s":"\\","t":true,"f":false,"n":[[],{}]}`, `{"x":"\ud83d\ude00"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := jsonx.Parse(b, 32)
+		if err != nil || v.Kind() != jsonx.Object {
+			return
+		}
+		start := skipSpace(b, 0)
+		i := 0
+		end, serr := eachMember(b, start, 0, func(k []byte, _, val span) {
+			if i >= v.Len() {
+				t.Fatalf("scanner found more members than jsonx")
+			}
+			if !keyIs(k, v.Key(i)) {
+				t.Fatalf("member %d: scanner key %q, jsonx key %q", i, k, v.Key(i))
+			}
+			sub, err := jsonx.Parse(b[val.Start:val.End], 32)
+			if err != nil {
+				t.Fatalf("member %d: span %q does not parse: %v", i, b[val.Start:val.End], err)
+			}
+			if string(jsonx.AppendValue(nil, &sub)) != string(jsonx.AppendValue(nil, v.Member(i))) {
+				t.Fatalf("member %d: span value differs", i)
+			}
+			i++
+		})
+		if serr != nil {
+			t.Fatalf("scanner rejects a document jsonx accepts: %v", serr)
+		}
+		if i != v.Len() {
+			t.Fatalf("scanner found %d members, jsonx %d", i, v.Len())
+		}
+		if skipSpace(b, end) != len(b) {
+			t.Fatalf("scanner ends at %d of %d", end, len(b))
+		}
+	})
+}
+
+// FuzzChat checks that no body makes the filter's parse or rewrite panic,
+// and that every rewrite is valid JSON without the raw documents.
+func FuzzChat(f *testing.F) {
+	f.Add([]byte(`{"messages":[{"role":"user","content":"q"}],"documents":[{"id":"a"}]}`))
+	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"q"}]}],"ctxgate":{"chunks":[]}}`))
+	f.Add([]byte(`{"messages":[],"documents":[],"x":{"documents":1}}`))
+	cfg, _ := ParseConfig(nil)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := parseChat(b, cfg)
+		if err != nil {
+			return
+		}
+		_ = c.gateRequest(nil)
+		for _, out := range [][]byte{c.rewrite(nil, "sys <sources>", "", false), c.rewrite(nil, "", "min", true)} {
+			v, err := jsonx.Parse(out, 0)
+			if err != nil {
+				t.Fatalf("rewrite is not JSON: %v\nin:  %s\nout: %s", err, b, out)
+			}
+			if v.Get("documents") != nil || v.Get(ExtensionField) != nil {
+				t.Fatalf("rewrite kept the documents: %s", out)
+			}
+		}
+	})
+}
