@@ -298,8 +298,8 @@ func scores(s *Scores, o obj) *Error {
 		if s.Vector < -1 || s.Vector > 1+vectorSlack {
 			return o.fail("vector", "must be a cosine similarity in [-1, 1]")
 		}
-		if s.Vector < 0 {
-			s.Vector = 0
+		if s.Vector <= 0 {
+			s.Vector = 0 // also turns -0 into 0
 		} else if s.Vector > 1 {
 			s.Vector = 1
 		}
