@@ -2,8 +2,8 @@ package experimental
 
 import (
 	"errors"
-	"os"
 	"math"
+	"os"
 	"sort"
 	"testing"
 
