@@ -105,9 +105,9 @@ func (r *Report) Files() map[string][]byte {
 		clapS = append(clapS, curveSeries(p.Name, p.ClapHeld.Curve, p.Name == ProposedName))
 		dlS = append(dlS, curveSeries(p.Name, p.DL19Held.ChunkCurve, p.Name == ProposedName))
 	}
-	files["docs/quality-clapnq.svg"] = eval.Plot{Title: "ClapNQ held-out: accuracy of answered questions vs coverage",
+	files["docs/quality-clapnq.svg"] = eval.Plot{Title: "ClapNQ held-out: accuracy of answered vs coverage (from 5%)",
 		XLabel: "coverage (fraction answered, most confident first)", YLabel: "accuracy (answerable among answered)", YMin: 0.4, Series: clapS}.SVG()
-	files["docs/quality-dl19.svg"] = eval.Plot{Title: "DL19 held-out: precision of kept passages vs passages kept",
+	files["docs/quality-dl19.svg"] = eval.Plot{Title: "DL19 held-out: precision of kept vs passages kept (from 5%)",
 		XLabel: "fraction of passages kept (highest chunk score first)", YLabel: "precision (rel >= 2)", YMin: 0.2, Series: dlS}.SVG()
 	files["docs/quality.md"] = []byte(r.markdown())
 	return files
@@ -118,8 +118,12 @@ func curveSeries(name string, pts []eval.CurvePoint, dashed bool) eval.Series {
 	if name == ProposedName {
 		s.Name = "proposed (not in core)"
 	}
+	// Below 5% coverage a point is a handful of examples: plotting it only
+	// draws noise.
 	for _, p := range pts {
-		s.X, s.Y = append(s.X, p.Coverage), append(s.Y, p.Accuracy)
+		if p.Coverage >= 0.05 {
+			s.X, s.Y = append(s.X, p.Coverage), append(s.Y, p.Accuracy)
+		}
 	}
 	return s
 }
