@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxgate/ctxgate/guest/extism/internal/cases"
 	"github.com/ctxgate/ctxgate/guest/extism/plugin"
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -232,6 +233,27 @@ func TestModuleBadPolicy(t *testing.T) {
 					if !bytes.Contains(errJSON, []byte(`"code":"bad_policy"`)) {
 						t.Errorf("%s: want bad_policy, got %s", export, errJSON)
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestModuleSignedPolicy: bundle verification runs inside the sandbox and
+// gives the same answer (engine or error bytes) as natively, in both builds.
+func TestModuleSignedPolicy(t *testing.T) {
+	for _, m := range builtModules {
+		t.Run(m.name, func(t *testing.T) {
+			wasm := moduleBytes(t, m.file)
+			for _, tc := range cases.Signed(t) {
+				p := newPlugin(t, wasm, tc.Config, 0)
+				out, errJSON := call(t, p, "describe", nil)
+				wantOut, wantErr := native(tc.Config).Describe()
+				if !bytes.Equal(out, wantOut) || !bytes.Equal(errJSON, wantErr) {
+					t.Errorf("%s: module (%s | %s), native (%s | %s)", tc.Name, out, errJSON, wantOut, wantErr)
+				}
+				if (tc.Field == "") != (errJSON == nil) {
+					t.Errorf("%s: want load=%v, got %s", tc.Name, tc.Field == "", errJSON)
 				}
 			}
 		})

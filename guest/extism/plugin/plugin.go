@@ -4,11 +4,20 @@
 // function.
 package plugin
 
-import "github.com/ctxgate/ctxgate/gate"
+import (
+	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/bundle"
+)
 
-// ConfigKeyPolicy is the Extism config key that holds the policy JSON. Absent
-// or empty selects the built-in default policy.
-const ConfigKeyPolicy = "policy"
+// Extism config keys.
+const (
+	// ConfigKeyPolicy holds the policy JSON, or a signed policy bundle when
+	// ConfigKeyTrust is set. Absent or empty selects the built-in default.
+	ConfigKeyPolicy = "policy"
+	// ConfigKeyTrust holds the trusted public keys (bundle.ParseTrust). When
+	// set, only a bundle they sign (hybrid: Ed25519 and ML-DSA-65) is loaded.
+	ConfigKeyTrust = "trust_keys"
+)
 
 // Plugin holds the one engine a module instance evaluates with. An Extism
 // instance's config is fixed when the host creates it, so the engine is built
@@ -31,13 +40,7 @@ func New(lookup func(key string) (string, bool)) *Plugin {
 func (p *Plugin) Engine() (*gate.Engine, error) {
 	if !p.loaded {
 		p.loaded = true
-		var policy []byte
-		if p.config != nil {
-			if s, ok := p.config(ConfigKeyPolicy); ok {
-				policy = []byte(s)
-			}
-		}
-		p.engine, p.err = gate.NewEngine(policy)
+		p.engine, p.err = p.build()
 		if p.err == nil && p.engine == nil {
 			// A nil engine would be a nil dereference on the next line, and
 			// a trap is exactly what this guest promises never to return.
@@ -45,6 +48,46 @@ func (p *Plugin) Engine() (*gate.Engine, error) {
 		}
 	}
 	return p.engine, p.err
+}
+
+// build reads the config and makes the engine. The verification happens here,
+// inside the sandbox, so a host cannot load a policy its keys did not sign.
+func (p *Plugin) build() (*gate.Engine, error) {
+	policy, _ := p.lookup(ConfigKeyPolicy)
+	trust, hasTrust := p.lookup(ConfigKeyTrust)
+	switch {
+	case hasTrust && len(policy) > 0:
+		keys, err := bundle.ParseTrust(trust)
+		if err != nil {
+			return nil, err
+		}
+		if !bundle.IsBundle(policy) {
+			return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: ConfigKeyPolicy,
+				Message: "trust_keys are configured, so the policy must be a signed bundle"}
+		}
+		if policy, err = bundle.Open(policy, keys, bundle.Hybrid); err != nil {
+			return nil, err
+		}
+	case len(policy) > 0 && bundle.IsBundle(policy):
+		// Without keys a bundle cannot be checked; reading it as a plain
+		// policy would fail on its unknown members anyway, but say why.
+		return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: ConfigKeyTrust,
+			Message: "the policy is a signed bundle but no trust_keys are configured"}
+	}
+	// No policy means the built-in default, with or without trust keys: the
+	// default is part of the module the host already chose to run.
+	return gate.NewEngine(policy)
+}
+
+func (p *Plugin) lookup(key string) ([]byte, bool) {
+	if p.config == nil {
+		return nil, false
+	}
+	s, ok := p.config(key)
+	if !ok || s == "" {
+		return nil, false
+	}
+	return []byte(s), true
 }
 
 // Evaluate decides a request: (decision JSON, nil) or (nil, error JSON).
