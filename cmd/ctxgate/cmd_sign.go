@@ -1,0 +1,235 @@
+package main
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/host/signing"
+)
+
+// Signed policies and decision receipts (docs/signing.md).
+func init() {
+	register(command{name: "keygen", help: "make a signing key pair: PREFIX.key (secret) and PREFIX.pub (trust file)", run: runKeygen})
+	register(command{name: "sign", help: "sign a policy into a bundle (hybrid Ed25519 + ML-DSA-65 by default)", run: runSign})
+	register(command{name: "verify", help: "check a signed policy bundle against trust keys", run: runVerify})
+	register(command{name: "verify-receipt", help: "check a signed decision receipt against trust keys", run: runVerifyReceipt})
+}
+
+// signFileList is a flag that may be given several times (--trust for
+// rotation, --key for several key files).
+type signFileList []string
+
+func (r *signFileList) String() string     { return strings.Join(*r, ",") }
+func (r *signFileList) Set(s string) error { *r = append(*r, s); return nil }
+
+func signFlagSet(name, args string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		io.WriteString(stderr, "usage: ctxgate "+name+" "+args+"\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// signUsage reports a command line missing what a command needs.
+func signUsage(fs *flag.FlagSet) int {
+	fs.Usage()
+	return exitUsage
+}
+
+func runKeygen(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := signFlagSet("keygen", "--alg ed25519|ml-dsa-65|hybrid --out PREFIX", stderr)
+	alg := fs.String("alg", "hybrid", "scheme: ed25519, ml-dsa-65, or hybrid (one key of each)")
+	out := fs.String("out", "", "write PREFIX.key (secret, mode 0600) and PREFIX.pub (trust file); existing files are never overwritten")
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if *out == "" || fs.NArg() != 0 {
+		return signUsage(fs)
+	}
+	var algs []bundle.Alg
+	switch *alg {
+	case "hybrid":
+		algs = signing.Algs
+	case string(bundle.Ed25519), string(bundle.MLDSA65):
+		algs = []bundle.Alg{bundle.Alg(*alg)}
+	default:
+		io.WriteString(stderr, "ctxgate keygen: unknown --alg "+quote(*alg)+" (want ed25519, ml-dsa-65 or hybrid)\n")
+		return exitUsage
+	}
+	var keys []*signing.PrivateKey
+	var pubs []bundle.PublicKey
+	for _, a := range algs {
+		k, err := signing.GenerateKey(a, rand.Reader)
+		if err != nil {
+			return fail(stderr, "keygen", err)
+		}
+		keys = append(keys, k)
+		pubs = append(pubs, k.Public())
+	}
+	// The public file first: if the secret one then fails, nothing secret
+	// is left half-written.
+	if err := signing.WriteKeyFile(*out+".pub", signing.MarshalPublicKeys(pubs), false); err != nil {
+		return fail(stderr, "keygen", err)
+	}
+	if err := signing.WriteKeyFile(*out+".key", signing.MarshalPrivateKeys(keys), true); err != nil {
+		os.Remove(*out + ".pub")
+		return fail(stderr, "keygen", err)
+	}
+	for _, k := range keys {
+		io.WriteString(stdout, string(k.Alg)+" "+k.ID+"\n")
+	}
+	io.WriteString(stdout, "wrote "+*out+".key (keep secret) and "+*out+".pub (copy to every node's --trust)\n")
+	return exitOK
+}
+
+func runSign(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := signFlagSet("sign", "--key KEYFILE [--key KEYFILE2] POLICY.json > bundle.json", stderr)
+	var keyFiles signFileList
+	fs.Var(&keyFiles, "key", "secret key file (repeatable); every key in every file signs")
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if len(keyFiles) == 0 || fs.NArg() != 1 {
+		return signUsage(fs)
+	}
+	keys, err := signing.ReadPrivateKeys(keyFiles...)
+	if err != nil {
+		return fail(stderr, "sign", err)
+	}
+	policy, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return fail(stderr, "sign", err)
+	}
+	if bundle.IsBundle(policy) {
+		return fail(stderr, "sign", signError(fs.Arg(0)+" is already a signed bundle"))
+	}
+	b, err := signing.Sign(policy, keys...)
+	if err != nil {
+		return fail(stderr, "sign", err)
+	}
+	stdout.Write(b)
+	return exitOK
+}
+
+func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := signFlagSet("verify", "--trust PUB [--trust PUB2] [--mode hybrid|ed25519|ml-dsa-65] [--min-version V] [--print] BUNDLE.json", stderr)
+	var trustFiles signFileList
+	fs.Var(&trustFiles, "trust", "trust file of public keys (repeatable, for key rotation)")
+	modeName := fs.String("mode", "hybrid", "signatures required: hybrid (Ed25519 and ML-DSA-65), ed25519 or ml-dsa-65")
+	minVersion := fs.String("min-version", "", "refuse a policy whose version sorts before this one")
+	print := fs.Bool("print", false, "write the verified canonical policy to stdout instead of a summary")
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if len(trustFiles) == 0 || fs.NArg() != 1 {
+		return signUsage(fs)
+	}
+	mode, err := bundle.ParseMode(*modeName)
+	if err != nil {
+		io.WriteString(stderr, "ctxgate verify: "+err.Error()+"\n")
+		return exitUsage
+	}
+	trust, err := signing.ReadTrust(trustFiles...)
+	if err != nil {
+		return fail(stderr, "verify", err)
+	}
+	data, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return fail(stderr, "verify", err)
+	}
+	policy, err := bundle.OpenWith(data, bundle.Options{Trust: trust, Mode: mode, MinVersion: *minVersion})
+	if err != nil {
+		return fail(stderr, "verify", signError(fs.Arg(0)+": "+err.Error()))
+	}
+	if *print {
+		stdout.Write(policy)
+		io.WriteString(stdout, "\n")
+		return exitOK
+	}
+	b, _ := bundle.Parse(data) // cannot fail: Open parsed it
+	sum := sha256.Sum256(policy)
+	io.WriteString(stdout, "ok: "+fs.Arg(0)+" verified ("+mode.String()+")\npolicy sha256 "+hex.EncodeToString(sum[:])+"\n")
+	for _, s := range b.Signatures {
+		io.WriteString(stdout, "signature "+string(s.Alg)+" "+s.KeyID+trustedNote(trust, s)+"\n")
+	}
+	return exitOK
+}
+
+func trustedNote(trust []bundle.PublicKey, s bundle.Signature) string {
+	for _, k := range trust {
+		if k.Alg == s.Alg && k.ID == s.KeyID {
+			return " (trusted)"
+		}
+	}
+	return " (not in the trust files: not checked)"
+}
+
+func runVerifyReceipt(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := signFlagSet("verify-receipt", "--trust PUB [--mode M] [--request FILE] [--decision FILE] RECEIPT.json", stderr)
+	var trustFiles signFileList
+	fs.Var(&trustFiles, "trust", "trust file of public keys (repeatable)")
+	modeName := fs.String("mode", "hybrid", "signatures required: hybrid, ed25519 or ml-dsa-65")
+	reqFile := fs.String("request", "", "also check that the receipt covers this request file, byte for byte")
+	decFile := fs.String("decision", "", "also check that the receipt covers this decision file, byte for byte")
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if len(trustFiles) == 0 || fs.NArg() != 1 {
+		return signUsage(fs)
+	}
+	mode, err := bundle.ParseMode(*modeName)
+	if err != nil {
+		io.WriteString(stderr, "ctxgate verify-receipt: "+err.Error()+"\n")
+		return exitUsage
+	}
+	trust, err := signing.ReadTrust(trustFiles...)
+	if err != nil {
+		return fail(stderr, "verify-receipt", err)
+	}
+	data, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return fail(stderr, "verify-receipt", err)
+	}
+	r, err := signing.VerifyReceipt(data, trust, mode)
+	if err != nil {
+		return fail(stderr, "verify-receipt", signError(fs.Arg(0)+": "+err.Error()))
+	}
+	var req, dec []byte
+	for _, f := range []struct {
+		path string
+		dst  *[]byte
+	}{{*reqFile, &req}, {*decFile, &dec}} {
+		if f.path == "" {
+			continue
+		}
+		if *f.dst, err = os.ReadFile(f.path); err != nil {
+			return fail(stderr, "verify-receipt", err)
+		}
+	}
+	if err := r.Matches(req, dec); err != nil {
+		return fail(stderr, "verify-receipt", err)
+	}
+	io.WriteString(stdout, "ok: "+fs.Arg(0)+" verified ("+mode.String()+")\n"+
+		"time "+r.Time+"\npolicy sha256 "+r.PolicySHA256+"\nrequest sha256 "+r.RequestSHA256+matchNote(req)+
+		"\ndecision sha256 "+r.DecisionSHA256+matchNote(dec)+"\n")
+	return exitOK
+}
+
+func matchNote(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	return " (matches)"
+}
+
+type signError string
+
+func (e signError) Error() string { return string(e) }
