@@ -91,10 +91,29 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
 		cjkRun, prevCJK = 0, -1
 	}
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
+		if c := s[i]; c < utf8.RuneSelf {
+			// ASCII fast path: no decoding, no tables.
+			i++
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			} else if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+				if n > 0 || cjkRun > 0 {
+					flushCJK()
+					flushWord()
+				}
+				continue
+			}
+			if cjkRun > 0 {
+				flushCJK()
+			}
+			h = (h ^ uint64(c)) * fnvPrime
+			n++
+			if text != nil {
+				*text = append(*text, c)
+			}
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		if isCJK(r) {
 			flushWord()
