@@ -166,6 +166,12 @@ func (e *Engine) prepare(chunks []Chunk) {
 	if ev := e.policy.Evidence; ev != nil {
 		sat = ev.BM25Saturation
 	}
+	logits := false
+	for i := range chunks {
+		if s := &chunks[i].Scores; s.HasRerank && (s.Rerank < 0 || s.Rerank > 1) {
+			logits = true
+		}
+	}
 	q := &e.q
 	for i := range chunks {
 		c := &chunks[i]
@@ -178,7 +184,7 @@ func (e *Engine) prepare(chunks []Chunk) {
 			w.bm25, w.hasBM25 = maxf(0, c.Scores.BM25), true
 			w.bm25Sat = w.bm25 / (w.bm25 + sat)
 		}
-		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores)
+		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores, logits)
 		e.toks = tokenize(c.Text, e.toks[:0], nil, nil)
 		w.words = len(e.toks)
 		found002 := 0

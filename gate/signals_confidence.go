@@ -5,8 +5,13 @@ import "strconv"
 // retrievalScore is seed 004's per-chunk score: rerank, then boosted, then
 // rrf, then the vector score, by presence. A present 0.0 is a real score;
 // the original's truthiness chain let it fall through (an accident fixed).
-func retrievalScore(s *Scores) (float64, bool) {
+// With logits set (some rerank score in the request lies outside [0,1], as
+// cross-encoder logits do), rerank scores go through the logistic function
+// instead of being clamped, so they keep their order.
+func retrievalScore(s *Scores, logits bool) (float64, bool) {
 	switch {
+	case s.HasRerank && logits:
+		return clamp01(sigmoid(s.Rerank)), true
 	case s.HasRerank:
 		return clamp01(s.Rerank), true
 	case s.HasBoosted:
@@ -104,7 +109,7 @@ func (e *Engine) signalRetrieval() {
 	for i := range w {
 		s := &w[i].c.Scores
 		if s.HasRerank && s.HasRRF {
-			xs = append(xs, clamp01(s.Rerank))
+			xs = append(xs, s.Rerank) // ranks only: no normalisation needed
 			ys = append(ys, clamp01(s.RRF))
 		}
 	}

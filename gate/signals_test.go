@@ -309,12 +309,18 @@ func TestRetrievalScorePriority(t *testing.T) {
 		{Scores{Boosted: 0.7, HasBoosted: true, RRF: 0.9, HasRRF: true, Vector: 1, HasVector: true}, 0.7},
 		{Scores{RRF: 0, HasRRF: true, Vector: 0.8, HasVector: true}, 0},
 		{Scores{Vector: 0.6, HasVector: true}, 0.6},
-		{Scores{Rerank: 3.2, HasRerank: true}, 1}, // clamped
 	}
 	for i, c := range cases {
-		if got, _ := retrievalScore(&c.s); got != c.want {
+		if got, _ := retrievalScore(&c.s, false); got != c.want {
 			t.Errorf("case %d: %v want %v", i, got, c.want)
 		}
+	}
+	// Logits (some rerank outside [0,1]) go through the logistic function.
+	if got, _ := retrievalScore(&Scores{Rerank: 0, HasRerank: true}, true); got != 0.5 {
+		t.Errorf("logit 0: %v", got)
+	}
+	if a, _ := retrievalScore(&Scores{Rerank: 3.2, HasRerank: true}, true); a <= 0.96 || a >= 0.97 {
+		t.Errorf("logit 3.2: %v", a)
 	}
 }
 
