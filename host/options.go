@@ -47,7 +47,7 @@ type Options struct {
 const (
 	defaultTimeout  = time.Second
 	defaultMaxPages = 1024
-	defaultMaxInput = 8 << 20
+	defaultMaxInput = DefaultMaxInputBytes
 	pageBytes       = 64 << 10
 )
 
@@ -85,3 +85,8 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	return o, nil
 }
+
+// DefaultMaxInputBytes is Options.MaxInputBytes when unset. Front ends (the
+// CLI, the server) read at most this much, so an oversized body is refused
+// before it is held in memory.
+const DefaultMaxInputBytes = 8 << 20

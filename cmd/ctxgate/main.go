@@ -1,0 +1,220 @@
+// Command ctxgate is the CLI over the host library. Each subcommand lives in
+// its own file, cmd_<name>.go, and registers itself in init, so features are
+// added without touching this file.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/policies"
+)
+
+// Exit codes every subcommand uses.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the work failed: bad input (a gate error), a fault, I/O
+	exitUsage = 2 // the command line was wrong
+)
+
+// command is one subcommand. run gets the arguments after the subcommand
+// name and returns the exit code; it never calls os.Exit, so tests run it
+// in-process.
+type command struct {
+	name string
+	help string // one line, shown by `ctxgate help`
+	run  func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; called from each cmd_<name>.go's init.
+// A duplicate name is a programming error caught by the first test run.
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("ctxgate: command " + c.name + " registered twice")
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		io.WriteString(stderr, "ctxgate: unknown command "+quote(args[0])+" (see ctxgate help)\n")
+		return exitUsage
+	}
+	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	names := make([]string, 0, len(commands))
+	width := 0
+	for n := range commands {
+		names = append(names, n)
+		width = max(width, len(n))
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("ctxgate: a deterministic retrieval-confidence gate for RAG\n\nusage: ctxgate <command> [flags] [args]\n\ncommands:\n")
+	for _, n := range names {
+		b.WriteString("  " + n + strings.Repeat(" ", width-len(n)) + "  " + commands[n].help + "\n")
+	}
+	b.WriteString("\nRun ctxgate <command> -h for a command's flags.\n")
+	io.WriteString(w, b.String())
+}
+
+func quote(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return "\"" + s + "\""
+}
+
+// ---- Shared by the subcommands that run the gate (eval, validate, and any
+// other that wants the same flags). ----
+
+// gateFlags are the flags that choose and configure the gate.
+type gateFlags struct {
+	policy   string
+	native   bool
+	module   string
+	wasm     string
+	timeout  time.Duration
+	maxPages uint
+	cacheDir string
+}
+
+func (f *gateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.policy, "policy", "", "policy JSON `FILE`, or a preset name ("+strings.Join(policies.Names(), ", ")+"); default: the built-in default")
+	fs.BoolVar(&f.native, "native", false, "run the core natively instead of in Wasm (for comparison)")
+	fs.StringVar(&f.module, "module", "tinygo", "embedded module: tinygo or go")
+	fs.StringVar(&f.wasm, "wasm", "", "run this module `FILE` instead of an embedded one")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline for the call")
+	fs.UintVar(&f.maxPages, "max-pages", 1024, "memory cap per Wasm memory, in 64 KiB pages")
+	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compiled-module cache `DIR` (\"\": compile every run)")
+}
+
+// defaultCacheDir keeps compiled machine code between runs, so a CLI call
+// does not pay for compiling the module each time.
+func defaultCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "ctxgate", "wazero")
+}
+
+// open builds the evaluator the flags ask for. A usage problem (unknown
+// module) is reported as such, so the caller can exit 2.
+func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
+	policy, err := f.loadPolicy()
+	if err != nil {
+		return nil, err
+	}
+	if f.native {
+		return host.NewNative(policy)
+	}
+	opts := host.Options{Policy: policy, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
+	if f.wasm != "" {
+		if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
+			return nil, err
+		}
+	} else if opts.Module, err = host.ParseModule(f.module); err != nil {
+		return nil, usageError{err}
+	}
+	return host.New(ctx, opts)
+}
+
+// loadPolicy reads --policy: a file, else a preset of that name.
+func (f *gateFlags) loadPolicy() ([]byte, error) {
+	if f.policy == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(f.policy)
+	if err == nil {
+		return b, nil
+	}
+	if p, ok := policies.Get(f.policy); ok && errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	return nil, err
+}
+
+// usageError marks an error as the command line's fault (exit 2).
+type usageError struct{ error }
+
+// readInput reads the named file, or stdin for "" and "-", refusing more than
+// limit bytes without holding them.
+func readInput(name string, stdin io.Reader, limit int) ([]byte, error) {
+	r := stdin
+	if name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, errors.New("input is larger than " + strconv.Itoa(limit) + " bytes")
+	}
+	return b, nil
+}
+
+// fail prints err as one line on stderr and returns its exit code. Gate
+// errors read "code: field: message"; a trap's wasm stack trace is cut to its
+// first line.
+func fail(stderr io.Writer, cmd string, err error) int {
+	code := exitFail
+	var ue usageError
+	if errors.As(err, &ue) {
+		code = exitUsage
+	}
+	msg := strings.TrimPrefix(err.Error(), "ctxgate: ")
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	io.WriteString(stderr, "ctxgate "+cmd+": "+msg+"\n")
+	return code
+}
+
+// parseFlags parses a subcommand's flags; -h prints them and exits 0, any
+// other problem exits 2. done is true when the caller should return code.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, done bool) {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, true
+		}
+		return exitUsage, true
+	}
+	return 0, false
+}
