@@ -56,6 +56,27 @@ func OpenWith(bundleJSON []byte, o Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return b.open(o)
+}
+
+// OpenValue is OpenWith for a bundle embedded as an object in a larger JSON
+// document (an Envoy filter's configuration): the bytes as signed are gone,
+// so the bundle's own encoding is not checked, only its content: the
+// signatures still cover every byte of the canonical policy. A bundle whose
+// numbers were rewritten on the way (a YAML or protobuf Struct round trip
+// turns 0.50 into 0.5) does not verify; carry bundles as strings to be safe.
+func OpenValue(v *jsonx.Value, o Options) ([]byte, error) {
+	if len(o.Trust) == 0 {
+		return nil, bad("trust_keys", "no trust keys configured")
+	}
+	b, err := parseValue(v, nil)
+	if err != nil {
+		return nil, err
+	}
+	return b.open(o)
+}
+
+func (b *Bundle) open(o Options) ([]byte, error) {
 	msg := b.message
 	if err := VerifySignatures(b.Signatures, o.Trust, o.Mode, func(int) []byte { return msg }, "signatures"); err != nil {
 		return nil, err
@@ -105,6 +126,12 @@ func Parse(bundleJSON []byte) (*Bundle, error) {
 	if err != nil {
 		return nil, bad("", "bundle is not valid JSON: "+err.Error())
 	}
+	return parseValue(v, bundleJSON)
+}
+
+// parseValue reads a parsed bundle; raw, when not nil, is the document it
+// was parsed from, which must then be in canonical form.
+func parseValue(v *jsonx.Value, raw []byte) (*Bundle, error) {
 	if v.Kind() != jsonx.Object {
 		return nil, bad("", "bundle must be a JSON object, got "+v.Kind().String())
 	}
@@ -130,11 +157,11 @@ func Parse(bundleJSON []byte) (*Bundle, error) {
 	// Anything else (reformatted, keys reordered, escapes rewritten) is
 	// refused, so a changed byte anywhere fails, and a bundle's sha256
 	// identifies it.
-	if !sameIgnoringOuterSpace(bundleJSON, jsonx.AppendCanonical(make([]byte, 0, len(bundleJSON)), v)) {
+	if raw != nil && !sameIgnoringOuterSpace(raw, jsonx.AppendCanonical(make([]byte, 0, len(raw)), v)) {
 		return nil, bad("", "bundle is not in canonical form (was it reformatted? sign the policy again)")
 	}
 	b := &Bundle{}
-	b.message = jsonx.AppendCanonical(append(make([]byte, 0, len(bundleJSON)), PolicyDomain...), pol)
+	b.message = jsonx.AppendCanonical(append(make([]byte, 0, 512), PolicyDomain...), pol)
 	b.Policy = b.message[len(PolicyDomain):]
 	sigs, err := ParseSignatures(v.Get("signatures"), "signatures")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host/signing"
 )
 
@@ -91,7 +92,6 @@ func TestFlippedByteRejected(t *testing.T) {
 	}
 	t.Logf("%d flipped variants of a %d-byte bundle rejected", n, len(b))
 }
-
 
 func TestUnknownKeyRejected(t *testing.T) {
 	edA, mlA := key(t, bundle.Ed25519, "ed-a"), key(t, bundle.MLDSA65, "ml-a")
@@ -234,5 +234,33 @@ func TestIsBundle(t *testing.T) {
 	}
 	if bundle.IsBundle([]byte(testPolicy)) || bundle.IsBundle([]byte("nope")) {
 		t.Error("a plain policy or junk is taken for a bundle")
+	}
+}
+
+// OpenValue accepts a bundle embedded in a larger document, in any encoding
+// with the same content, and still refuses a changed policy.
+func TestOpenValue(t *testing.T) {
+	ed, ml := key(t, bundle.Ed25519, "ed-a"), key(t, bundle.MLDSA65, "ml-a")
+	b := string(sign(t, testPolicy, ed, ml))
+	canon, _ := bundle.Canonical([]byte(testPolicy))
+	for name, c := range map[string]struct {
+		doc string
+		ok  bool
+	}{
+		"as signed":        {`{"other":1,"policy":` + b + `}`, true},
+		"reformatted":      {`{"policy": ` + strings.Replace(b, `"policy":{`, `"policy" : {`, 1) + `}`, true},
+		"number rewritten": {`{"policy":` + strings.Replace(b, `"inject":0.72`, `"inject":0.720`, 1) + `}`, false},
+	} {
+		v, err := jsonx.Parse([]byte(c.doc), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := bundle.OpenValue(v.Get("policy"), bundle.Options{Trust: pubs(ed, ml)})
+		if c.ok && (err != nil || !bytes.Equal(got, canon)) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if !c.ok {
+			wantPolicyError(t, err, "signatures[0].sig", "does not verify")
+		}
 	}
 }
