@@ -65,3 +65,11 @@ const testPolicy = `{
   "refusal_message": "I don't know <that> \u00e9",
   "weights": [1, 0.5, 2e-3]
 }`
+
+func errField(err error) string {
+	var ge *gate.Error
+	if errors.As(err, &ge) {
+		return ge.Field
+	}
+	return ""
+}
