@@ -31,7 +31,7 @@ var (
 // is wrong, and Field says where. It is the same value natively and through
 // every module, so callers handle one type.
 type GateError struct {
-	Code    string // bad_json | bad_field | limit | bad_policy | bad_answer
+	Code    string // bad_json | bad_field | limit | bad_policy | bad_answer (| internal: a core bug)
 	Field   string // a path such as "chunks[2].scores.vector"; "" when not about one field
 	Message string
 	// JSON is the error as the guest wrote it: {"error":{...}}. Servers pass
@@ -55,6 +55,8 @@ func (e *GateError) Status() int {
 		return 400
 	case gate.CodeLimit:
 		return 413
+	case gate.CodeInternal:
+		return 500
 	default:
 		return 422
 	}
@@ -86,28 +88,13 @@ func fromGateError(err error) error {
 	if !errors.As(err, &ge) {
 		return err
 	}
-	return newGateError(ge.Code, ge.Field, ge.Message)
+	return &GateError{Code: ge.Code, Field: ge.Field, Message: ge.Message, JSON: gate.AppendError(nil, ge)}
 }
 
-// newGateError builds a GateError and its JSON (field order as in
-// docs/architecture.md: code, message, field).
+// newGateError is an error the host itself raises (an input over the host's
+// limit), written by the core's encoder so it looks like any other.
 func newGateError(code, field, msg string) *GateError {
-	b := make([]byte, 0, 48+len(code)+len(field)+len(msg))
-	b = append(b, `{"error":{"code":`...)
-	b = appendJSONString(b, code)
-	b = append(b, `,"message":`...)
-	b = appendJSONString(b, msg)
-	if field != "" {
-		b = append(b, `,"field":`...)
-		b = appendJSONString(b, field)
-	}
-	b = append(b, "}}"...)
-	return &GateError{Code: code, Field: field, Message: msg, JSON: b}
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	enc, _ := json.Marshal(s) // a Go string always marshals
-	return append(b, enc...)
+	return fromGateError(&gate.Error{Code: code, Field: field, Message: msg}).(*GateError)
 }
 
 // timeoutError matches both ErrTimeout and the context's error.

@@ -141,8 +141,8 @@ func TestParityBadInput(t *testing.T) {
 			}
 			if first == nil {
 				first = ge
-			} else if ge.Code != first.Code || ge.Field != first.Field || ge.Message != first.Message {
-				t.Errorf("%s: %s says %q %q %q, native says %q %q %q", tc.name, name, ge.Code, ge.Field, ge.Message, first.Code, first.Field, first.Message)
+			} else if ge.Code != first.Code || ge.Field != first.Field || ge.Message != first.Message || !bytes.Equal(ge.JSON, first.JSON) {
+				t.Errorf("%s: %s says %s, native says %s", tc.name, name, ge.JSON, first.JSON)
 			}
 			// The host keeps working, with the same instance.
 			if got, err := evaluators[name].Evaluate(ctx, []byte(sampleRequest)); err != nil || !bytes.Equal(got, want) {
