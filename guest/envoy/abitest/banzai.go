@@ -26,27 +26,30 @@ type banzaiHost struct {
 	nextID int32
 }
 
-// NewBanzai compiles and instantiates the module (running _initialize).
-func NewBanzai(wasm []byte) (Host, error) {
-	vm := bwazero.NewVM(context.Background(), bwazero.VMWithLogger(logr.Discard()))
+// NewBanzaiVM returns the library's wazero VM. Its compilation cache makes
+// every module after the first cheap, so tests share one VM between hosts.
+func NewBanzaiVM() api.WasmVM {
+	return bwazero.NewVM(context.Background(), bwazero.VMWithLogger(logr.Discard()))
+}
+
+// NewBanzai instantiates the module in vm (running _initialize).
+func NewBanzai(vm api.WasmVM, wasm []byte) (Host, error) {
 	mod, err := vm.NewModule(wasm)
 	if err != nil {
-		vm.Close()
 		return nil, err
 	}
 	inst, err := mod.NewInstance()
 	if err != nil {
-		vm.Close()
 		return nil, err
 	}
-	h := &banzaiHost{vm: vm, inst: inst, im: newImports(), rootID: 1, nextID: 2}
-	h.abiCtx = abi.NewContext(h.im, inst)
-	// The host callbacks find their handler through the instance's data.
-	inst.SetData(h.abiCtx)
 	if err := inst.Start(); err != nil {
-		vm.Close()
 		return nil, err
 	}
+	h := &banzaiHost{vm: vm, inst: inst, im: newImports(), nextID: 1}
+	// The exports are looked up when the context is made, so only after
+	// Start; the host callbacks find their handler through the instance.
+	h.abiCtx = abi.NewContext(h.im, inst)
+	inst.SetData(h.abiCtx)
 	return h, nil
 }
 
@@ -54,6 +57,8 @@ func (h *banzaiHost) Name() string { return "banzaicloud-wazero" }
 
 func (h *banzaiHost) Start(config []byte) bool {
 	h.im.pluginConfig = config
+	h.rootID = h.nextID
+	h.nextID++
 	ex := h.abiCtx.GetExports()
 	if err := ex.ProxyOnContextCreate(h.rootID, 0); err != nil {
 		h.im.logf("host: proxy_on_context_create: " + err.Error())
@@ -144,10 +149,7 @@ func (h *banzaiHost) Histogram(name string) (uint64, error) {
 
 func (h *banzaiHost) Logs() []string { return append([]string(nil), h.im.logs...) }
 
-func (h *banzaiHost) Close() {
-	h.inst.Stop()
-	h.vm.Close()
-}
+func (h *banzaiHost) Close() { h.inst.Stop() }
 
 func boolArg(b bool) int32 {
 	if b {

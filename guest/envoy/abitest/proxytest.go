@@ -14,7 +14,6 @@ import (
 type sdkHost struct {
 	name  string
 	vm    types.VMContext
-	wasm  proxytest.WasmVMContext
 	host  proxytest.HostEmulator
 	reset func()
 }
@@ -23,17 +22,20 @@ type sdkHost struct {
 func NewNative() Host { return &sdkHost{name: "proxytest-native", vm: filter.NewVMContext()} }
 
 // NewProxytestWasm runs the built module under proxytest.NewWasmVMContext.
-func NewProxytestWasm(wasm []byte) (Host, error) {
-	vm, err := proxytest.NewWasmVMContext(wasm)
-	if err != nil {
-		return nil, err
-	}
-	return &sdkHost{name: "proxytest-wasm", vm: vm, wasm: vm}, nil
+// Compiling the module dominates the cost, so the caller may share vm
+// between hosts: each Start creates a new plugin context in the same VM, as
+// Envoy does when a configuration changes but the VM configuration does not.
+// The caller closes vm.
+func NewProxytestWasm(vm proxytest.WasmVMContext) Host {
+	return &sdkHost{name: "proxytest-wasm", vm: vm}
 }
 
 func (h *sdkHost) Name() string { return h.name }
 
 func (h *sdkHost) Start(config []byte) bool {
+	if h.reset != nil {
+		h.reset()
+	}
 	opt := proxytest.NewEmulatorOption().WithVMContext(h.vm).WithPluginConfiguration(config)
 	h.host, h.reset = proxytest.NewHostEmulator(opt)
 	if h.host.StartVM() != types.OnVMStartStatusOK {
@@ -49,11 +51,18 @@ func (h *sdkHost) Do(ex Exchange) Result {
 	var res Result
 
 	action := host.CallOnRequestHeaders(id, ex.requestHeaders(), false)
+	// What the upstream receives: each time the filter lets the buffered
+	// data go (Continue), it is on its way and the next callback starts
+	// a new buffer.
+	var forwarded []byte
 	for i, c := range ex.chunks() {
 		if host.GetSentLocalResponse(id) != nil {
 			break
 		}
 		action = host.CallOnRequestBody(id, c, i == len(ex.chunks())-1)
+		if action == types.ActionContinue {
+			forwarded = append(forwarded, host.GetCurrentRequestBody(id)...)
+		}
 	}
 
 	if lr := host.GetSentLocalResponse(id); lr != nil {
@@ -72,7 +81,7 @@ func (h *sdkHost) Do(ex Exchange) Result {
 	}
 	res.Forwarded = true
 	res.RequestHeaders = host.GetCurrentRequestHeaders(id)
-	res.RequestBody = host.GetCurrentRequestBody(id)
+	res.RequestBody = forwarded
 
 	host.CallOnResponseHeaders(id, ex.responseHeaders(), len(ex.Upstream.Body) == 0)
 	if len(ex.Upstream.Body) > 0 {
@@ -96,8 +105,6 @@ func (h *sdkHost) Logs() []string {
 func (h *sdkHost) Close() {
 	if h.reset != nil {
 		h.reset()
-	}
-	if h.wasm != nil {
-		h.wasm.Close()
+		h.reset = nil
 	}
 }

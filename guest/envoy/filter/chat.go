@@ -1,6 +1,9 @@
 package filter
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
@@ -14,10 +17,12 @@ type chat struct {
 	body []byte
 	root span
 
-	messages     span // the "messages" array; !ok() when absent
-	lastUser     span // the last message with "role": "user"
-	lastUserText span // the string holding its text (content, or its first text part)
-	query        span // the JSON string the gate reads as the question
+	messages     span   // the "messages" array; !ok() when absent
+	lastUser     span   // the last message with "role": "user"
+	lastUserText span   // the string holding its text (content, or its first text part)
+	query        span   // the JSON string the gate reads as the question
+	queryField   string // where the question is, for error messages
+	lastUserIdx  int
 
 	documents       span // the documents array (DocumentsPath)
 	documentsMember span // its "key": value bytes when it is a root member
@@ -88,9 +93,10 @@ func parseChat(body []byte, cfg *Config) (*chat, error) {
 		if !ok || body[v.Start] != '"' {
 			return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(cfg.QueryPath), Message: "missing, or not a string"}
 		}
-		c.query = v
+		c.query, c.queryField = v, joinPath(cfg.QueryPath)
 	case c.lastUserText.ok():
 		c.query = c.lastUserText
+		c.queryField = "messages[" + strconv.Itoa(c.lastUserIdx) + "].content"
 	default:
 		if _, _, ok := member(body, c.ext, "query"); !ok {
 			return nil, &gate.Error{Code: gate.CodeBadField, Field: "messages", Message: "no user message with text content to use as the query"}
@@ -101,7 +107,9 @@ func parseChat(body []byte, cfg *Config) (*chat, error) {
 
 func (c *chat) findLastUser() {
 	b := c.body
+	i := -1
 	eachElement(b, c.messages.Start, 0, func(m span) {
+		i++
 		if b[m.Start] != '{' {
 			return
 		}
@@ -109,7 +117,7 @@ func (c *chat) findLastUser() {
 		if string(b[role.Start:role.End]) != `"user"` {
 			return
 		}
-		c.lastUser, c.lastUserText = m, span{}
+		c.lastUser, c.lastUserText, c.lastUserIdx = m, span{}, i
 		content, _, ok := member(b, m, "content")
 		if !ok {
 			return
@@ -169,6 +177,35 @@ func (c *chat) gateRequest(dst []byte) []byte {
 		dst = append(dst, b[c.documents.Start:c.documents.End]...)
 	}
 	return append(dst, '}')
+}
+
+// userField renames the field of a core error from the spliced gate
+// request's names to the body's, so "chunks[2].scores.vector" reads
+// "documents[2].scores.vector": the client never sent a "chunks" member.
+func (c *chat) userField(err error) error {
+	ge, ok := err.(*gate.Error)
+	if !ok || ge.Field == "" {
+		return err
+	}
+	f := ge.Field
+	root, rest := f, ""
+	if i := strings.IndexAny(f, ".["); i >= 0 {
+		root, rest = f[:i], f[i:]
+	}
+	switch {
+	case root == "chunks" && c.documents.ok():
+		f = joinPath(c.docsPath) + rest
+	case root == "query" && c.queryField != "" && !c.extHas("query"):
+		f = c.queryField + rest
+	case c.ext.ok():
+		f = ExtensionField + "." + f
+	}
+	return &gate.Error{Code: ge.Code, Field: f, Message: ge.Message}
+}
+
+func (c *chat) extHas(key string) bool {
+	_, _, ok := member(c.body, c.ext, key)
+	return ok
 }
 
 // rewrite returns the body the upstream gets: without the documents and the

@@ -79,7 +79,7 @@ func loadPolicy(cfg *Config) ([]byte, error) {
 	}
 	v, err := jsonx.Parse(cfg.Policy, maxConfigDepth)
 	if err == nil && v.Get("ctxgate_bundle") != nil {
-		return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: "policy",
+		return nil, &gate.Error{Code: gate.CodeBadPolicy,
 			Message: "signed policy bundles are not supported by this filter build yet"}
 	}
 	return cfg.Policy, nil

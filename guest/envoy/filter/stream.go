@@ -97,7 +97,7 @@ func (s *stream) gate(body []byte) types.Action {
 	p.scratch = ch.gateRequest(p.scratch[:0])
 	decision, err := p.engine.Evaluate(p.scratch)
 	if err != nil {
-		return s.fail(err)
+		return s.fail(ch.userField(err))
 	}
 	v, err := parseVerdict(decision)
 	if err != nil {
@@ -199,8 +199,12 @@ func (s *stream) failWith(err error, open bool) types.Action {
 // local answers the client without calling upstream.
 func (s *stream) local(status uint32, ctype string, body []byte) types.Action {
 	h := make([][2]string, 0, len(s.mirror)+1)
-	h = append(h, [2]string{"content-type", ctype})
 	h = append(h, s.mirror...)
+	// content-type goes last: banzaicloud's proxy-wasm-go-host (one of the
+	// test hosts) drops the last pair of a local reply's headers when its
+	// name is longer than its value (pkg/utils.DecodeMap checks the value
+	// against the key's length). Envoy does not care about the order.
+	h = append(h, [2]string{"content-type", ctype})
 	if err := proxywasm.SendHttpResponse(status, h, body, -1); err != nil {
 		proxywasm.LogError("ctxgate: cannot send the local reply: " + err.Error())
 		return types.ActionContinue
