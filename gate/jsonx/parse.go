@@ -38,7 +38,20 @@ func (e *Error) Error() string { return "offset " + strconv.Itoa(e.Offset) + ": 
 // copy and the value slabs, not one string per escaped value. The returned
 // Value never aliases data: the caller may reuse its buffer.
 func Parse(data []byte, maxDepth int) (Value, error) {
-	p := parser{src: append([]byte(nil), data...), maxDepth: maxDepth}
+	p := parser{src: append([]byte(nil), data...), maxDepth: maxDepth, stack: make([]Value, 0, 64)}
+	v, err := p.parse()
+	if err != nil {
+		return Value{}, err
+	}
+	return v, nil
+}
+
+// ParseInPlace is Parse without the copy, for a caller that owns data and
+// is done with it (a Wasm guest's input buffer): escaped strings are
+// unescaped in place, so data is modified, and the returned Value aliases it.
+// The caller must not use or modify data afterwards.
+func ParseInPlace(data []byte, maxDepth int) (Value, error) {
+	p := parser{src: data, maxDepth: maxDepth, stack: make([]Value, 0, 64)}
 	v, err := p.parse()
 	if err != nil {
 		return Value{}, err
@@ -69,14 +82,11 @@ type parser struct {
 func (p *parser) fail(msg string) *Error { return &Error{Offset: p.pos, Msg: msg} }
 
 func (p *parser) skipWS() {
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
+	i, s := p.pos, p.src
+	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+		i++
 	}
+	p.pos = i
 }
 
 // found describes the byte at the current position for an error message.
@@ -241,6 +251,12 @@ const slabMax = 8192
 func (p *parser) alloc(n int) []Value {
 	if cap(p.slab)-len(p.slab) < n {
 		size := 2 * cap(p.slab)
+		if size == 0 {
+			// First slab: typical API JSON (keys, short values, some prose)
+			// averages over 40 bytes per value, so this usually holds the
+			// whole document in one allocation without much waste.
+			size = len(p.src) / 40
+		}
 		if size < 64 {
 			size = 64
 		}
@@ -367,32 +383,49 @@ func (p *parser) digits() {
 // str reads a string starting at the opening quote. Strings without escapes
 // are returned as substrings of the source (no allocation).
 func (p *parser) str() (string, *Error) {
-	p.pos++ // opening quote
-	start := p.pos
 	s := p.src
-	for p.pos < len(s) {
-		c := s[p.pos]
+	start := p.pos + 1 // after the opening quote
+	i := start
+	// Hot loop: plain ASCII string bytes, with the index in a local so it
+	// stays in a register (it matters most under TinyGo).
+	for i < len(s) && plain[s[i]] {
+		i++
+	}
+	for i < len(s) {
+		c := s[i]
 		switch {
+		case plain[c]:
+			i++
 		case c == '"':
-			out := view(s[start:p.pos])
-			p.pos++
-			return out, nil
+			p.pos = i + 1
+			return view(s[start:i]), nil
 		case c == '\\':
+			p.pos = i
 			return p.strEscaped(start)
 		case c < 0x20:
+			p.pos = i
 			return "", p.fail("control character in string (must be escaped)")
-		case c < 0x80:
-			p.pos++
 		default:
-			r, size := utf8.DecodeRune(s[p.pos:])
+			r, size := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && size <= 1 {
+				p.pos = i
 				return "", p.fail("invalid UTF-8 in string")
 			}
-			p.pos += size
+			i += size
 		}
 	}
+	p.pos = i
 	return "", p.fail("unterminated string")
 }
+
+// plain marks the bytes a string can hold as they are: ASCII except control
+// characters, '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // view returns b as a string without copying. Safe because b is part of the
 // parser's own buffer, and after a string is handed out its bytes are never
@@ -413,6 +446,15 @@ func (p *parser) strEscaped(start int) (string, *Error) {
 	s := p.src
 	w := p.pos
 	for p.pos < len(s) {
+		// Move a run of plain bytes at once.
+		if i := p.pos; plain[s[i]] {
+			for i < len(s) && plain[s[i]] {
+				i++
+			}
+			w += copy(s[w:], s[p.pos:i])
+			p.pos = i
+			continue
+		}
 		c := s[p.pos]
 		switch {
 		case c == '"':

@@ -197,3 +197,23 @@ func TestUnderflowIsZero(t *testing.T) {
 		t.Errorf("underflow values: %v %v %v", v.Index(0).Float(), v.Index(1).Float(), v.Index(2).Float())
 	}
 }
+
+func TestParseInPlaceMatchesParse(t *testing.T) {
+	for _, in := range []string{
+		`{"a":"x\ny\u00e9\ud83d\ude00 tail","b":[1,"\"q\"",{"c":"plain"}],"d":"é\t"}`,
+		string(benchDoc(3)),
+	} {
+		v1, err1 := Parse([]byte(in), 8)
+		buf := []byte(in)
+		v2, err2 := ParseInPlace(buf, 8)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%v %v", err1, err2)
+		}
+		if a, b := AppendValue(nil, &v1), AppendValue(nil, &v2); string(a) != string(b) {
+			t.Errorf("ParseInPlace differs:\n%s\n%s", a, b)
+		}
+	}
+	if _, err := ParseInPlace([]byte(`{"a":"\ud800"}`), 8); err == nil {
+		t.Error("ParseInPlace accepted a lone surrogate")
+	}
+}
