@@ -79,7 +79,7 @@ func buildUnits(events []Event) []unit {
 		if !ok {
 			u = int32(len(units))
 			idx[k] = u
-			units = append(units, unit{key: k, text: ev.Query, terms: queryTerms(ev.Query)})
+			units = append(units, unit{key: k, text: ev.Query})
 		}
 		un := &units[u]
 		un.events = append(un.events, int32(i))
@@ -88,6 +88,16 @@ func buildUnits(events []Event) []unit {
 			un.noEmb = true
 		case un.emb == nil:
 			un.emb = ev.QueryEmbedding
+		}
+	}
+	// Terms feed the lexical path and lexical centrality, both of which only
+	// concern units without an embedding: a fully embedded file skips them.
+	for i := range units {
+		if units[i].noEmb {
+			for j := range units {
+				units[j].terms = queryTerms(units[j].text)
+			}
+			break
 		}
 	}
 	return units
@@ -100,16 +110,23 @@ func components(units []unit, opt *Options, st *Stats) [][]int32 {
 	// Embedding path, one index per dimension: vectors of different models
 	// cannot be compared.
 	var dims []int
-	byDim := map[int]*embedIndex{}
+	perDim := map[int]int{}
 	for i := range units {
 		if e := units[i].emb; e != nil {
-			ix := byDim[len(e)]
-			if ix == nil {
-				ix = newEmbedIndex(len(e))
-				byDim[len(e)] = ix
+			if perDim[len(e)] == 0 {
 				dims = append(dims, len(e))
 			}
-			ix.add(int32(i), e)
+			perDim[len(e)]++
+		}
+	}
+	byDim := make(map[int]*embedIndex, len(dims))
+	for _, d := range dims {
+		byDim[d] = newEmbedIndex(d)
+		byDim[d].grow(perDim[d])
+	}
+	for i := range units {
+		if e := units[i].emb; e != nil {
+			byDim[len(e)].add(int32(i), e)
 			st.Embedded++
 		}
 	}

@@ -43,6 +43,13 @@ func minOverlap(t float64, n int) int {
 // linkLexical unions, in uf, the units whose term sets are similar enough.
 func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 	var st lexStats
+	anyPlain := false
+	for i := range units {
+		anyPlain = anyPlain || units[i].noEmb
+	}
+	if !anyPlain {
+		return st // every unit has an embedding: the cosine path decides alone
+	}
 	// Group units with identical term sets: the join runs over distinct sets.
 	type group struct {
 		ids    []int32 // token ids, rarest first
@@ -69,18 +76,13 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 		}
 	}
 	st.Sets = len(groups)
-	any := false
 	for gi := range groups {
 		g := &groups[gi]
 		if g.nonEmb >= 0 {
-			any = true
 			for _, u := range g.units {
 				uf.union(g.nonEmb, u) // identical sets: Jaccard 1
 			}
 		}
-	}
-	if !any {
-		return st // every unit has an embedding: the cosine path decides alone
 	}
 
 	// Token ids ordered by document frequency (over distinct sets), rarest

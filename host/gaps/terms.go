@@ -110,7 +110,9 @@ func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
 // about what is missing from the knowledge base. It is seed 001's list minus
 // its WikiGR-specific words (article, graph, knowledge, related,
 // relationship: content words in a support backlog), plus contraction
-// fragments and a few help-desk fillers ("please", "hi", "thanks").
+// fragments and the scaffolding of help-desk questions ("is there a way to",
+// "I need to", "please"): words that would otherwise make two wordings of one
+// question look different.
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a about after all an and any are as at be been before being between
@@ -118,7 +120,8 @@ both but by can could describe did do does each either explain few find for from
 her him his how i if in into is it its may me might more most my neither no nor not of on or other
 our out shall she should so some such tell than that the their them then these they this those
 through to up us was we were what when where which who whom why will with would yet you your
-s t d ll m re ve don doesn didn isn aren wasn can't cannot won please hi hello thanks thank`) {
+s t d ll m re ve don doesn didn isn aren wasn cannot won please hi hello thanks thank
+there here way want need know just also still anyone someone something anything`) {
 		m[w] = true
 	}
 	return m
