@@ -34,7 +34,7 @@ func BenchmarkDecodeRequest20(b *testing.B) {
 	data := benchRequest(20)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	for b.Loop() {
+	for i := 0; i < b.N; i++ { // not b.Loop: TinyGo lacks it
 		if _, err := DecodeRequest(data, nil); err != nil {
 			b.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func BenchmarkAppendDecision(b *testing.B) {
 	}
 	buf := make([]byte, 0, 8192)
 	b.ReportAllocs()
-	for b.Loop() {
+	for i := 0; i < b.N; i++ { // not b.Loop: TinyGo lacks it
 		buf = AppendDecision(buf[:0], d)
 	}
 }

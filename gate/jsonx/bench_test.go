@@ -76,3 +76,22 @@ func BenchmarkParseInPlace(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkAppendFloat(b *testing.B) {
+	xs := []float64{0.823456789, 0.5, 1, 0.016393, 3.25, 0.000001, 12.5}
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf = AppendFloat(buf[:0], xs[i%len(xs)])
+	}
+}
+
+// strconv's formatter, the reference AppendFloat's fast path reproduces.
+func BenchmarkAppendFloatStrconv(b *testing.B) {
+	xs := []float64{0.823456789, 0.5, 1, 0.016393, 3.25, 0.000001, 12.5}
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf = strconv.AppendFloat(buf[:0], Round6(xs[i%len(xs)]), 'f', -1, 64)
+	}
+}

@@ -93,8 +93,43 @@ func Round6(x float64) float64 {
 
 // AppendFloat appends Round6(x) formatted with strconv 'f' and the shortest
 // precision: "0.5", "1", "0.123457". Never an exponent, never -0, never NaN.
+//
+// The common case is formatted with integer arithmetic: strconv's float
+// formatting allocates on every call under TinyGo, and a decision writes
+// about a hundred numbers. For |x| < 2^33 the spacing of float64 values is
+// below 1e-6, so the only decimal with at most 6 fractional digits that
+// rounds to Round6(x) is n/1e6 (n = Round(x*1e6)), which is therefore exactly
+// strconv's shortest form; TestAppendFloatMatchesStrconv checks it.
 func AppendFloat(dst []byte, x float64) []byte {
-	return strconv.AppendFloat(dst, Round6(x), 'f', -1, 64)
+	if x != x || math.IsInf(x, 0) {
+		return append(dst, '0')
+	}
+	if x <= -(1<<33) || x >= 1<<33 {
+		return strconv.AppendFloat(dst, Round6(x), 'f', -1, 64)
+	}
+	// The same n Round6 computes (recovering it from Round6(x)*1e6 would
+	// not be exact above 2^32).
+	n := int64(math.Round(x * 1e6))
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	dst = strconv.AppendInt(dst, n/1e6, 10)
+	frac := n % 1e6
+	if frac == 0 {
+		return dst
+	}
+	var digits [7]byte
+	digits[0] = '.'
+	for i := 6; i >= 1; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	end := 7
+	for digits[end-1] == '0' {
+		end--
+	}
+	return append(dst, digits[:end]...)
 }
 
 // AppendValue appends v compactly in document order. Numbers are written

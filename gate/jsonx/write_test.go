@@ -3,6 +3,8 @@ package jsonx
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -124,6 +126,36 @@ func TestWriterOutputIsValidJSON(t *testing.T) {
 		}
 		if string(AppendCanonical(nil, &v2)) != string(AppendCanonical(nil, &v)) {
 			t.Errorf("reparse changed canonical form: %s", out)
+		}
+	}
+}
+
+// AppendFloat's integer fast path must give exactly strconv's bytes.
+func TestAppendFloatMatchesStrconv(t *testing.T) {
+	check := func(x float64) {
+		want := strconv.AppendFloat(nil, Round6(x), 'f', -1, 64)
+		if got := AppendFloat(nil, x); string(got) != string(want) {
+			t.Fatalf("AppendFloat(%v) = %s, strconv = %s", x, got, want)
+		}
+	}
+	edges := []float64{0, 1, -1, 0.5, 1e-7, 4.9999999e-7, 5e-7, 0.1, 0.7, 0.9999995, 1 << 32, 1<<33 - 0.5, 1<<33 - 1e-6,
+		-(1<<33 - 1e-6), 1 << 33, 8589934591.999999, 123456.654321, 2.675, 1.0000005, -0.0000015}
+	for _, x := range edges {
+		check(x)
+		check(math.Nextafter(x, math.Inf(1)))
+		check(math.Nextafter(x, math.Inf(-1)))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 200000; i++ {
+		switch i % 4 {
+		case 0:
+			check(rng.Float64()) // scores in [0,1]
+		case 1:
+			check((rng.Float64() - 0.5) * 200) // logits, bm25
+		case 2:
+			check(math.Float64frombits(rng.Uint64())) // any bit pattern
+		default:
+			check(float64(rng.Int64N(1<<34)-1<<33) / 1e6 * float64(1+rng.IntN(1000000)))
 		}
 	}
 }
