@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -57,16 +58,16 @@ func (e *LineError) Error() string {
 // rawEvent is the wire shape. The nested GapEvent form lets a user pipe whole
 // decisions (ctxgate eval output) straight in.
 type rawEvent struct {
-	Kind           *string            `json:"kind"`
-	Query          *string            `json:"query"`
-	QueryEmbedding []float64          `json:"query_embedding"`
-	Confidence     *float64           `json:"confidence"`
-	Signals        map[string]float64 `json:"signals"`
-	TopChunks      []TopChunk         `json:"top_chunks"`
-	Time           *string            `json:"time"`
-	DecisionID     string             `json:"decision_id"`
-	Policy         *PolicyRef         `json:"policy"`
-	GapEvent       json.RawMessage    `json:"gap_event"`
+	Kind           *string                    `json:"kind"`
+	Query          *string                    `json:"query"`
+	QueryEmbedding []float64                  `json:"query_embedding"`
+	Confidence     *float64                   `json:"confidence"`
+	Signals        map[string]json.RawMessage `json:"signals"`
+	TopChunks      []TopChunk                 `json:"top_chunks"`
+	Time           *string                    `json:"time"`
+	DecisionID     string                     `json:"decision_id"`
+	Policy         *PolicyRef                 `json:"policy"`
+	GapEvent       json.RawMessage            `json:"gap_event"`
 }
 
 // ReadEvents reads gap events, one JSON object per line. Blank lines are
@@ -174,7 +175,23 @@ func decodeEvent(line []byte, n int) (Event, bool, *LineError) {
 		inner.Time, inner.DecisionID, inner.Policy = raw.Time, raw.DecisionID, raw.Policy
 		raw = inner
 	}
-	ev := Event{Line: n, DecisionID: raw.DecisionID, Signals: raw.Signals, TopChunks: raw.TopChunks}
+	ev := Event{Line: n, DecisionID: raw.DecisionID, TopChunks: raw.TopChunks}
+	if len(raw.Signals) > 0 {
+		// Decoded by hand so that a bad value is named: signals.coverage.
+		names := make([]string, 0, len(raw.Signals))
+		for name := range raw.Signals {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		ev.Signals = make(map[string]float64, len(names))
+		for _, name := range names {
+			v, err := strconv.ParseFloat(string(raw.Signals[name]), 64)
+			if err != nil {
+				return ev, false, &LineError{Line: n, Field: "signals." + name, Msg: "must be a number, got " + string(raw.Signals[name])}
+			}
+			ev.Signals[name] = v
+		}
+	}
 	if raw.Kind == nil {
 		return ev, false, &LineError{Line: n, Field: "kind", Msg: "missing"}
 	}
