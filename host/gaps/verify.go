@@ -22,6 +22,10 @@ type Retrieval struct {
 	Line    int
 	// Scores of every chunk (chunks and results_per_query), for ScoreJudge.
 	Chunks []ChunkScores
+	// ScoresErr is why Chunks could not be read. It is not a read error:
+	// the gate judge validates the request itself and names the field more
+	// precisely (chunks[2].scores.vector); ScoreJudge reports it.
+	ScoresErr error
 }
 
 // ChunkScores are the scores of one retrieved chunk that ScoreJudge reads.
@@ -32,8 +36,11 @@ type ChunkScores struct {
 	Boosted *float64 `json:"boosted"`
 }
 
+type rawQuery struct {
+	Query *string `json:"query"`
+}
+
 type rawRetrieval struct {
-	Query  *string `json:"query"`
 	Chunks []struct {
 		Scores ChunkScores `json:"scores"`
 	} `json:"chunks"`
@@ -53,13 +60,17 @@ func ReadRetrievals(r io.Reader, opt ReadOptions) ([]Retrieval, ReadStats, error
 			if len(line) == 0 {
 				return nil
 			}
-			var raw rawRetrieval
-			if err := json.Unmarshal(line, &raw); err != nil {
+			var q rawQuery
+			if err := json.Unmarshal(line, &q); err != nil {
 				lerr = jsonLineError(n, err)
-			} else if raw.Query == nil || strings.TrimSpace(*raw.Query) == "" {
+			} else if q.Query == nil || strings.TrimSpace(*q.Query) == "" {
 				lerr = &LineError{Line: n, Field: "query", Msg: "missing or empty"}
 			} else {
-				rt := Retrieval{Query: *raw.Query, Key: normQuery(*raw.Query), Request: append([]byte(nil), line...), Line: n}
+				rt := Retrieval{Query: *q.Query, Key: normQuery(*q.Query), Request: append([]byte(nil), line...), Line: n}
+				var raw rawRetrieval
+				if err := json.Unmarshal(line, &raw); err != nil {
+					rt.ScoresErr = jsonLineError(n, err)
+				}
 				for _, c := range raw.Chunks {
 					rt.Chunks = append(rt.Chunks, c.Scores)
 				}
@@ -115,6 +126,9 @@ func (j ScoreJudge) Name() string { return "scores (floor " + ftoa(j.Floor) + ")
 
 func (j ScoreJudge) Judge(rt *Retrieval) (Outcome, error) {
 	var o Outcome
+	if rt.ScoresErr != nil {
+		return o, rt.ScoresErr
+	}
 	for _, c := range rt.Chunks {
 		var s *float64
 		switch {

@@ -93,9 +93,15 @@ func TestVerifyJudgeErrors(t *testing.T) {
 }
 
 func TestReadRetrievalsBad(t *testing.T) {
+	rts, _, err := ReadRetrievals(strings.NewReader(`{"query":"q","chunks":[{"scores":{"vector":"x"}}]}`), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (ScoreJudge{Floor: 0.35}).Judge(&rts[0]); err == nil || !strings.Contains(err.Error(), "chunks.scores.vector: must be a number") {
+		t.Errorf("score judge on a bad score: %v", err)
+	}
 	for _, tc := range []struct{ in, want string }{
 		{`{"chunks":[]}`, "line 1: query: missing or empty"},
-		{`{"query":"q","chunks":[{"scores":{"vector":"x"}}]}`, "line 1: chunks.scores.vector: must be a number"},
 		{`nope`, "line 1: not JSON"},
 	} {
 		if _, _, err := ReadRetrievals(strings.NewReader(tc.in), ReadOptions{}); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
