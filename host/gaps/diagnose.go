@@ -2,6 +2,7 @@ package gaps
 
 import (
 	"errors"
+	"strconv"
 	"sort"
 )
 
@@ -192,7 +193,7 @@ func diagnose(events []Event, idx []int32, sc SourceCounts, th *Thresholds) Diag
 		d.Reason = "coverage " + f3(cov) + " >= " + f3(th.CoverageHigh) + " but best single chunk covers " + f3(covBest) + " < " + f3(th.BestChunkLow)
 	case hasBest && share >= th.OverRefusalShare && b >= th.LowConfidence && (!hasCov || cov >= th.CoverageHigh):
 		d.Mode = ModeOverRefusal
-		d.Reason = f3(share) + " of events are soft refusals or thumbs-down while best score " + f3(b) + " >= " + f3(th.LowConfidence)
+		d.Reason = strconv.Itoa(int(share*100+0.5)) + "% of events are soft refusals or thumbs-down while best score " + f3(b) + " >= " + f3(th.LowConfidence)
 		if hasCov {
 			d.Reason += " and coverage " + f3(cov) + " >= " + f3(th.CoverageHigh)
 		}

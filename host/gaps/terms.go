@@ -121,7 +121,7 @@ her him his how i if in into is it its may me might more most my neither no nor 
 our out shall she should so some such tell than that the their them then these they this those
 through to up us was we were what when where which who whom why will with would yet you your
 s t d ll m re ve don doesn didn isn aren wasn cannot won please hi hello thanks thank
-there here way want need know just also still anyone someone something anything`) {
+there here way want need know just also still anyone someone something anything many much`) {
 		m[w] = true
 	}
 	return m

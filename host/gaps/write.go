@@ -57,7 +57,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		c := &r.Clusters[i]
 		d := &c.Diagnosis
 		b.WriteString("\n## " + itoa(c.Rank) + ". " + cell(c.Representative) + "\n\n")
-		b.WriteString("- " + itoa(c.Count) + " events, " + itoa(c.DistinctQueries) + " distinct wordings; id `" + c.ID + "`; path " + c.Path)
+		b.WriteString("- " + plural(c.Count, "event") + ", " + plural(c.DistinctQueries, "distinct wording") + "; id `" + c.ID + "`; path " + c.Path)
 		if c.FirstSeen != "" {
 			b.WriteString("; seen " + c.FirstSeen + " to " + c.LastSeen)
 		}
@@ -98,3 +98,10 @@ func cell(s string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
+}

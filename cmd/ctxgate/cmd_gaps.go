@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/host/gaps"
+	"github.com/ctxgate/ctxgate/host/gaps/gatejudge"
+)
+
+func init() {
+	register(command{name: "gaps", help: "knowledge-gap backlog: gaps report (cluster, rank, diagnose) and gaps verify (re-run past queries)", run: runGaps})
+}
+
+const gapsUsage = `usage:
+  ctxgate gaps report --events FILE.jsonl [--format md|json] [--min-count N] [flags]
+  ctxgate gaps verify --events FILE.jsonl --retrieval NEW.jsonl [--policy P] [--judge gate|scores] [flags]
+
+report clusters gap events (refusals, low-confidence answers, thumbs-down) by
+query similarity, ranks the clusters by count and says each one's failure mode
+and fix. verify re-runs each cluster's past queries against new retrieval
+results through the gate and counts how many now clear. See docs/gaps.md.
+Run ctxgate gaps report -h or ctxgate gaps verify -h for flags.
+`
+
+func runGaps(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		io.WriteString(stderr, gapsUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		io.WriteString(stdout, gapsUsage)
+		return exitOK
+	case "report":
+		return runGapsReport(args[1:], stdin, stdout, stderr)
+	case "verify":
+		return runGapsVerify(args[1:], stdin, stdout, stderr)
+	}
+	io.WriteString(stderr, "ctxgate gaps: unknown subcommand "+quote(args[0])+" (report or verify)\n")
+	return exitUsage
+}
+
+// gapsFlags are the flags report and verify share: which events, how to read
+// them, how to cluster and diagnose.
+type gapsFlags struct {
+	events   string
+	format   string
+	minCount int
+	skipBad  bool
+	maxLine  int
+	opt      gaps.Options
+}
+
+func (f *gapsFlags) register(fs *flag.FlagSet) {
+	f.opt = gaps.DefaultOptions()
+	th := &f.opt.Thresholds
+	fs.StringVar(&f.events, "events", "", "gap events `FILE` (JSONL; - for stdin); required")
+	fs.StringVar(&f.format, "format", "md", "output format: md or json")
+	fs.IntVar(&f.minCount, "min-count", 1, "show only clusters with at least `N` events")
+	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed lines (counted on stderr) instead of failing on the first")
+	fs.IntVar(&f.maxLine, "max-line-bytes", gaps.DefaultMaxLineBytes, "longest accepted line, in bytes")
+	fs.Float64Var(&f.opt.Cosine, "cosine", f.opt.Cosine, "embedding cosine at or above which two queries share a cluster")
+	fs.Float64Var(&f.opt.Jaccard, "jaccard", f.opt.Jaccard, "term-set Jaccard at or above which two queries share a cluster (when one has no embedding)")
+	fs.Float64Var(&th.Floor, "floor", th.Floor, "the policy's evidence floor, for the diagnosis (and for --judge scores)")
+	fs.Float64Var(&th.Near, "near", th.Near, "how far under the floor still counts as almost_matched")
+	fs.Float64Var(&th.LowConfidence, "low-confidence", th.LowConfidence, "the low-confidence line, for the diagnosis")
+}
+
+// load reads the events and builds the report.
+func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer) (*gaps.Report, error) {
+	if f.events == "" {
+		return nil, usageError{errors.New("--events is required")}
+	}
+	if f.format != "md" && f.format != "json" {
+		return nil, usageError{errors.New("--format must be md or json, got " + quote(f.format))}
+	}
+	r, closeFn, err := openInput(f.events, stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{SkipBad: f.skipBad, MaxLineBytes: f.maxLine})
+	if err != nil {
+		return nil, errors.New(f.events + ": " + err.Error())
+	}
+	if st.Skipped > 0 {
+		io.WriteString(stderr, "ctxgate "+cmd+": skipped "+strconv.Itoa(st.Skipped)+" malformed lines of "+f.events+"; first: "+st.FirstErrors[0].Error()+"\n")
+	}
+	rep, err := gaps.Build(evs, f.opt)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	rep.Filter(f.minCount)
+	return rep, nil
+}
+
+func openInput(name string, stdin io.Reader) (io.Reader, func(), error) {
+	if name == "-" {
+		return stdin, func() {}, nil
+	}
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fh, func() { fh.Close() }, nil
+}
+
+func newGapsFlagSet(name, usageLine string) *flag.FlagSet {
+	fs := flag.NewFlagSet("ctxgate gaps "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		io.WriteString(fs.Output(), "usage: ctxgate gaps "+name+" "+usageLine+"\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func runGapsReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newGapsFlagSet("report", "--events FILE.jsonl [flags]")
+	var gf gapsFlags
+	gf.register(fs)
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		io.WriteString(stderr, "ctxgate gaps report: unexpected argument "+quote(fs.Arg(0))+"\n")
+		return exitUsage
+	}
+	rep, err := gf.load("gaps report", stdin, stderr)
+	if err != nil {
+		return fail(stderr, "gaps report", err)
+	}
+	if gf.format == "json" {
+		err = gaps.WriteJSON(stdout, rep)
+	} else {
+		err = gaps.WriteMarkdown(stdout, rep)
+	}
+	if err != nil {
+		return fail(stderr, "gaps report", err)
+	}
+	return exitOK
+}
+
+func runGapsVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newGapsFlagSet("verify", "--events FILE.jsonl --retrieval NEW.jsonl [flags]")
+	var gf gapsFlags
+	gf.register(fs)
+	var gate gateFlags
+	gate.register(fs)
+	retrieval := fs.String("retrieval", "", "retrieval `FILE` (JSONL): one gate request per past query, retrieved from the new corpus; required")
+	judge := fs.String("judge", "gate", "gate: decide each request with the policy (Wasm, or --native); scores: only check the best chunk score against --floor")
+	strict := fs.Bool("strict", false, "exit 1 unless every past query has a retrieval line and now clears (a CI regression gate)")
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		io.WriteString(stderr, "ctxgate gaps verify: unexpected argument "+quote(fs.Arg(0))+"\n")
+		return exitUsage
+	}
+	if *retrieval == "" {
+		return fail(stderr, "gaps verify", usageError{errors.New("--retrieval is required")})
+	}
+	if *judge != "gate" && *judge != "scores" {
+		return fail(stderr, "gaps verify", usageError{errors.New("--judge must be gate or scores, got " + quote(*judge))})
+	}
+	if *retrieval == "-" && gf.events == "-" {
+		return fail(stderr, "gaps verify", usageError{errors.New("--events and --retrieval cannot both be stdin")})
+	}
+	rep, err := gf.load("gaps verify", stdin, stderr)
+	if err != nil {
+		return fail(stderr, "gaps verify", err)
+	}
+	r, closeFn, err := openInput(*retrieval, stdin)
+	if err != nil {
+		return fail(stderr, "gaps verify", err)
+	}
+	defer closeFn()
+	rts, st, err := gaps.ReadRetrievals(r, gaps.ReadOptions{SkipBad: gf.skipBad, MaxLineBytes: max(gf.maxLine, host.DefaultMaxInputBytes)})
+	if err != nil {
+		return fail(stderr, "gaps verify", errors.New(*retrieval+": "+err.Error()))
+	}
+	if st.Skipped > 0 {
+		io.WriteString(stderr, "ctxgate gaps verify: skipped "+strconv.Itoa(st.Skipped)+" malformed lines of "+*retrieval+"; first: "+st.FirstErrors[0].Error()+"\n")
+	}
+
+	var j gaps.Judge = gaps.ScoreJudge{Floor: gf.opt.Thresholds.Floor}
+	if *judge == "gate" {
+		ctx := context.Background()
+		ev, err := gate.open(ctx)
+		if err != nil {
+			return fail(stderr, "gaps verify", err)
+		}
+		defer ev.Close(ctx)
+		j = gatejudge.New(describeJudge(ctx, ev, &gate), func(req []byte) ([]byte, error) { return ev.Evaluate(ctx, req) })
+	}
+	res, err := gaps.Verify(rep, rts, j, gaps.VerifyOptions{SkipErrors: gf.skipBad})
+	if err != nil {
+		return fail(stderr, "gaps verify", errors.New(*retrieval+": "+err.Error()))
+	}
+	if gf.format == "json" {
+		err = gaps.WriteVerifyJSON(stdout, res)
+	} else {
+		err = gaps.WriteVerifyMarkdown(stdout, res)
+	}
+	if err != nil {
+		return fail(stderr, "gaps verify", err)
+	}
+	if *strict && !res.AllCleared() {
+		io.WriteString(stderr, "ctxgate gaps verify: "+strconv.Itoa(res.Totals.Failing)+" queries still fail, "+
+			strconv.Itoa(res.Totals.Missing)+" have no retrieval line, "+strconv.Itoa(res.Totals.Errors)+" were rejected\n")
+		return exitFail
+	}
+	return exitOK
+}
+
+// describeJudge names the judge by the policy the evaluator loaded and where
+// it runs, so a verification report says what it was checked against.
+func describeJudge(ctx context.Context, ev host.Evaluator, gf *gateFlags) string {
+	where := "wasm " + gf.module
+	if gf.native {
+		where = "native"
+	} else if gf.wasm != "" {
+		where = "wasm " + gf.wasm
+	}
+	name := "policy"
+	if b, err := ev.Describe(ctx); err == nil {
+		var d struct {
+			Policy struct{ Name, Version string } `json:"policy"`
+		}
+		if json.Unmarshal(b, &d) == nil && d.Policy.Name != "" {
+			name = d.Policy.Name + "@" + d.Policy.Version
+		}
+	}
+	return "gate " + name + " (" + where + ")"
+}

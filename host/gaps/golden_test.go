@@ -1,0 +1,72 @@
+package gaps
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden reports in testdata/gaps")
+
+const sampleDir = "../../testdata/gaps"
+
+// The sample events (testdata/gaps/sample.jsonl) give exactly the golden
+// reports next to them. Regenerate with:
+//
+//	go test ./host/gaps -run TestSampleGolden -update
+func TestSampleGolden(t *testing.T) {
+	f, err := os.Open(filepath.Join(sampleDir, "sample.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, _, err := ReadEvents(f, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(evs, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, err := os.Open(filepath.Join(sampleDir, "sample.retrieval.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	rts, _, err := ReadRetrievals(rf, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(rep, rts, ScoreJudge{Floor: 0.35}, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, js, vmd bytes.Buffer
+	if err := WriteMarkdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteVerifyMarkdown(&vmd, res); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]byte{"sample.report.md": md.Bytes(), "sample.report.json": js.Bytes(), "sample.verify-scores.md": vmd.Bytes()} {
+		path := filepath.Join(sampleDir, name)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the golden file (run with -update after checking the change)", name)
+		}
+	}
+}
