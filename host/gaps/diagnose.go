@@ -2,8 +2,8 @@ package gaps
 
 import (
 	"errors"
-	"strconv"
 	"sort"
+	"strconv"
 )
 
 // Failure modes (seed 003) and the fix each calls for. The rules are in
