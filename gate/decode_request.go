@@ -23,7 +23,21 @@ import (
 //
 // The returned error is always a *Error.
 func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
-	r, err := decodeRequest(data, lim)
+	r, err := decodeRequest(data, lim, false)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DecodeRequestInPlace is DecodeRequest for a caller that owns data and is
+// done with it, such as a Wasm guest holding its freshly read input: it
+// skips copying the document (jsonx.ParseInPlace), which saves about 40% of
+// the bytes a decode allocates and so much of TinyGo's GC time. data is
+// modified, and the Request's strings alias it: the caller must not touch
+// data afterwards.
+func DecodeRequestInPlace(data []byte, lim *Limits) (*Request, error) {
+	r, err := decodeRequest(data, lim, true)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +57,7 @@ type requestDecoder struct {
 	dimsFrom  string // which field set dims, for the mismatch message
 }
 
-func decodeRequest(data []byte, lim *Limits) (*Request, *Error) {
+func decodeRequest(data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
 	d := requestDecoder{lim: lim.resolved()}
 	if len(data) > d.lim.MaxRequestBytes {
 		return nil, limitError("", "request is "+strconv.Itoa(len(data))+" bytes", d.lim.MaxRequestBytes, "max_request_bytes")
@@ -51,7 +65,13 @@ func decodeRequest(data []byte, lim *Limits) (*Request, *Error) {
 	if isBlank(data) {
 		return nil, errorf(CodeBadJSON, "", "empty request")
 	}
-	doc, err := parseJSON(data, d.lim.MaxDepth)
+	var doc jsonx.Value
+	var err *Error
+	if inPlace {
+		doc, err = parseJSONInPlace(data, d.lim.MaxDepth)
+	} else {
+		doc, err = parseJSON(data, d.lim.MaxDepth)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -241,3 +241,19 @@ func TestDecodeRequestManyChunksDuplicate(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// DecodeRequestInPlace decides exactly like DecodeRequest, on good and bad input.
+func TestDecodeRequestInPlaceMatches(t *testing.T) {
+	for _, in := range []string{
+		string(benchRequest(5)),
+		`{"query":" q\u00e9 ","chunks":[{"text":"a\nb \"c\"","scores":{"vector":-0.5}}]}`,
+		`{"query":"q","chunks":[{"id":"a"},{"id":"a"}]}`,
+		`{"query":"q",}`,
+	} {
+		r1, e1 := DecodeRequest([]byte(in), nil)
+		r2, e2 := DecodeRequestInPlace([]byte(in), nil)
+		if !reflect.DeepEqual(r1, r2) || !reflect.DeepEqual(e1, e2) {
+			t.Errorf("in place differs for %.60s:\n%+v %v\n%+v %v", in, r1, e1, r2, e2)
+		}
+	}
+}

@@ -205,7 +205,17 @@ func strs(a *jsonx.Value, at path, code string) ([]string, *Error) {
 // parseJSON parses a document and maps parser errors to gate errors: a
 // syntax error is bad_json with the byte offset, too deep is a limit.
 func parseJSON(data []byte, maxDepth int) (jsonx.Value, *Error) {
-	v, err := jsonx.Parse(data, maxDepth)
+	return gateParse(jsonx.Parse, data, maxDepth)
+}
+
+// parseJSONInPlace is parseJSON without the copy; it consumes data
+// (jsonx.ParseInPlace).
+func parseJSONInPlace(data []byte, maxDepth int) (jsonx.Value, *Error) {
+	return gateParse(jsonx.ParseInPlace, data, maxDepth)
+}
+
+func gateParse(parse func([]byte, int) (jsonx.Value, error), data []byte, maxDepth int) (jsonx.Value, *Error) {
+	v, err := parse(data, maxDepth)
 	if err != nil {
 		if e, ok := err.(*jsonx.Error); ok && e.TooDeep {
 			return v, errorf(CodeLimit, "", "JSON "+e.Msg+" at offset "+strconv.Itoa(e.Offset))

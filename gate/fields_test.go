@@ -110,7 +110,7 @@ func TestParseJSONErrors(t *testing.T) {
 	if _, e := parseJSON([]byte(`{"a":`), 4); e == nil || e.Code != CodeBadJSON || e.Message != "invalid JSON at offset 5: expected a value, found end of input" {
 		t.Errorf("syntax: %+v", e)
 	}
-	if _, e := parseJSON([]byte(`[[[]]]`), 2); e == nil || e.Code != CodeLimit || e.Message != "JSON nesting deeper than 2 levels at offset 2" {
+	if _, e := parseJSONInPlace([]byte(`[[[]]]`), 2); e == nil || e.Code != CodeLimit || e.Message != "JSON nesting deeper than 2 levels at offset 2" {
 		t.Errorf("depth: %+v", e)
 	}
 }
