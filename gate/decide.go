@@ -7,32 +7,38 @@ import (
 
 // Per-chunk reasons (decision chunks[].reason), stable tokens.
 const (
-	ReasonKept            = "kept"
-	ReasonQualityLow      = "quality_below_threshold"
-	ReasonQualityFallback = "quality_fallback_all_filtered"
-	ReasonEvidenceLow     = "evidence_below_floor"
+	ReasonKept              = "kept"
+	ReasonQualityLow        = "quality_below_threshold"
+	ReasonQualityFallback   = "quality_fallback_all_filtered"
+	ReasonEvidenceLow       = "evidence_below_floor"
+	ReasonRelevanceLow      = "relevance_below_threshold"
+	ReasonRelevanceFallback = "relevance_fallback_all_filtered"
 )
 
 // chunkWork is the engine's per-chunk scratch for one decision.
 type chunkWork struct {
-	c                   *Chunk
-	words               int     // tokens in the text (seed 001 word count)
-	kw001               int     // seed 001 keywords found
-	coverage            float64 // share of seed 002 query terms found in this chunk
-	quality             float64
-	vector, bm25        float64 // clamped inputs
-	bm25Sat             float64 // bm25/(bm25+s), in [0,1]
-	hasVector, hasBM25  bool
-	fused, fusedNorm    float64
-	hasFused            bool
-	evidence            float64
-	fresh, trust        float64
-	hasFresh            bool
-	retrieval           float64 // seed 004 priority score
-	hasRetrieval        bool
-	score               float64 // the order_by score
-	kept                bool
-	reason              string
+	c                  *Chunk
+	words              int     // tokens in the text (seed 001 word count)
+	kw001              int     // seed 001 keywords found
+	coverage           float64 // share of seed 002 query terms found in this chunk
+	quality            float64
+	vector, bm25       float64 // clamped inputs
+	bm25Sat            float64 // bm25/(bm25+s), in [0,1]
+	hasVector, hasBM25 bool
+	fused, fusedNorm   float64
+	hasFused           bool
+	evidence           float64
+	fresh, trust       float64
+	hasFresh           bool
+	retrieval          float64 // seed 004 priority score
+	hasRetrieval       bool
+	ansFound           int     // answer_coverage query terms found in the text
+	answer             float64 // answer_coverage
+	relevance          float64 // chunk_relevance
+	hasRelevance       bool
+	score              float64 // the order_by score
+	kept               bool
+	reason             string
 }
 
 // queryTerm is one distinct query token.
@@ -41,11 +47,13 @@ type queryTerm struct {
 	name  string
 	in001 bool // a seed 001 keyword (not a 001 stop word)
 	in002 bool // a seed 002 coverage term (long enough, not a 002 stop word)
+	inAns bool // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
 }
 
 type queryInfo struct {
 	terms      []queryTerm
 	n001, n002 int
+	nAns       int
 	found      []bool // per term: found in some chunk
 	seen       []int  // per term: index+1 of the last chunk it was found in
 	table      []int32
@@ -72,7 +80,7 @@ func (e *Engine) analyseQuery(query string) {
 	e.qtext, e.qends = e.qtext[:0], e.qends[:0]
 	e.toks = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
 	q.terms = q.terms[:0]
-	q.n001, q.n002 = 0, 0
+	q.n001, q.n002, q.nAns = 0, 0, 0
 	size := 8
 	for size < len(e.toks)*2 {
 		size <<= 1
@@ -100,8 +108,12 @@ func (e *Engine) analyseQuery(query string) {
 		qt := queryTerm{hash: t.hash,
 			in001: !stopSet001.has(t.hash),
 			in002: (t.runes >= minRunes || t.cjk) && !stopSet002.has(t.hash)}
+		qt.inAns = (t.runes >= ansMinRunes || t.cjk) && !stopSet001.has(t.hash) && !stopSet002.has(t.hash)
 		if qt.in002 {
 			qt.name = string(word)
+		}
+		if qt.inAns {
+			q.nAns++
 		}
 		if qt.in001 {
 			q.n001++
@@ -201,6 +213,9 @@ func (e *Engine) prepare(chunks []Chunk) {
 			}
 			if q.terms[j].in002 {
 				found002++
+			}
+			if q.terms[j].inAns {
+				w.ansFound++
 			}
 		}
 		w.coverage = 1
@@ -340,12 +355,19 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	if p.Retrieval != nil {
 		e.signalRetrieval()
 	}
+	if p.AnswerCoverage != nil {
+		e.signalAnswerCoverage()
+	}
+	if p.ChunkRelevance != nil {
+		e.signalChunkRelevance()
+	}
 
 	d := &Decision{Policy: e.ref}
 	w := e.work
 	n := len(w)
+	by := e.orderKey()
 	for i := range w {
-		w[i].score = e.orderScore(&w[i])
+		w[i].score = orderScore(by, &w[i])
 	}
 	// Kept chunks in score order (ties in input order), then dropped ones in
 	// input order.
@@ -429,8 +451,42 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	return d, nil
 }
 
-func (e *Engine) orderScore(w *chunkWork) float64 {
-	switch e.policy.OrderBy {
+// orderKey is the first ordering in order_by whose inputs the request has:
+// vector and chunk_relevance need a vector score on some chunk,
+// retrieval_score some score of seed 004's priority list; the others always
+// apply. With none, chunks keep input order.
+func (e *Engine) orderKey() string {
+	for _, o := range e.policy.OrderBy {
+		present := true
+		switch o {
+		case OrderVector, OrderRelevance, OrderRetrieval:
+			present = false
+			for i := range e.work {
+				w := &e.work[i]
+				if (o == OrderRetrieval && w.hasRetrieval) || (o == OrderVector && w.hasVector) ||
+					(o == OrderRelevance && w.hasRelevance) {
+					present = true
+					break
+				}
+			}
+		}
+		if present {
+			return o
+		}
+	}
+	return OrderInput
+}
+
+// orderScore is a chunk's score under ordering by (orderKey); input order
+// scores every chunk 0, so the stable sort keeps the request's order.
+func orderScore(by string, w *chunkWork) float64 {
+	switch by {
+	case OrderInput:
+		return 0
+	case OrderAnswer:
+		return w.answer
+	case OrderRelevance:
+		return w.relevance
 	case OrderVector:
 		return w.vector
 	case OrderQuality:

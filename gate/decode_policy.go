@@ -16,7 +16,7 @@ const policyMaxDepth = 16
 
 const (
 	policyFields      = "name version description signals merge order_by confidence filters bands no_chunks none_kept messages limits"
-	signalsFields     = "similarity quality sufficiency evidence retrieval"
+	signalsFields     = "similarity quality sufficiency evidence retrieval answer_coverage chunk_relevance"
 	outcomeFields     = "label level action interpretation flag"
 	bandFields        = "min " + outcomeFields
 	messagesFields    = "refusal_line refusal caveat fallback_prompt instructions untrusted_warning"
@@ -76,7 +76,7 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 	}
 	p := &Policy{
 		Merge:    MergeConfig{MaxResults: 5},
-		OrderBy:  OrderRetrieval,
+		OrderBy:  []string{OrderRetrieval},
 		NoChunks: defaultNoChunks(),
 		NoneKept: defaultNoneKept(),
 		Messages: DefaultMessages(),
@@ -104,10 +104,8 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 			return nil, err
 		}
 	}
-	if s, ok, err := top.str("order_by", false); err != nil {
+	if err := readOrderBy(p, top); err != nil {
 		return nil, err
-	} else if ok {
-		p.OrderBy = s
 	}
 	if err := readConfidence(p, top); err != nil {
 		return nil, err
@@ -115,13 +113,16 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 	if f, ok, err := top.object("filters", false); err != nil {
 		return nil, err
 	} else if ok {
-		if err := f.strict("quality_min evidence_floor"); err != nil {
+		if err := f.strict("quality_min evidence_floor relevance_min"); err != nil {
 			return nil, err
 		}
 		if p.Filters.QualityMin, p.Filters.HasQualityMin, err = f.num("quality_min", false); err != nil {
 			return nil, err
 		}
 		if p.Filters.EvidenceFloor, p.Filters.HasEvidenceFloor, err = f.num("evidence_floor", false); err != nil {
+			return nil, err
+		}
+		if p.Filters.RelevanceMin, p.Filters.HasRelevanceMin, err = f.num("relevance_min", false); err != nil {
 			return nil, err
 		}
 	}
@@ -319,6 +320,66 @@ func readSignals(p *Policy, top obj) *Error {
 			return err
 		}
 		p.Retrieval = &c
+	}
+	if o, ok, err := s.object("answer_coverage", false); err != nil {
+		return err
+	} else if ok {
+		if err := o.strict("bias coverage sqrt_tokens"); err != nil {
+			return err
+		}
+		c := defaultAnswerCoverage()
+		for _, f := range [...]struct {
+			k string
+			v *float64
+		}{{"bias", &c.Bias}, {"coverage", &c.Coverage}, {"sqrt_tokens", &c.SqrtTokens}} {
+			if err := readNum(o, f.k, f.v); err != nil {
+				return err
+			}
+		}
+		p.AnswerCoverage = &c
+	}
+	if o, ok, err := s.object("chunk_relevance", false); err != nil {
+		return err
+	} else if ok {
+		if err := o.strict("bias below_top above_low both"); err != nil {
+			return err
+		}
+		c := defaultChunkRelevance()
+		for _, f := range [...]struct {
+			k string
+			v *float64
+		}{{"bias", &c.Bias}, {"below_top", &c.BelowTop}, {"above_low", &c.AboveLow}, {"both", &c.Both}} {
+			if err := readNum(o, f.k, f.v); err != nil {
+				return err
+			}
+		}
+		p.ChunkRelevance = &c
+	}
+	return nil
+}
+
+// readOrderBy reads order_by: one ordering as a string, or an array of them
+// tried in turn (the first whose inputs the request has decides).
+func readOrderBy(p *Policy, top obj) *Error {
+	v, err := top.get("order_by", false)
+	if err != nil || v == nil {
+		return err
+	}
+	at := top.at.key("order_by")
+	switch v.Kind() {
+	case jsonx.String:
+		p.OrderBy = []string{v.Str()}
+	case jsonx.Array:
+		if v.Len() > maxOrderBy {
+			return errorf(CodeBadPolicy, at.String(), "must name at most 8 orderings")
+		}
+		list, err := strs(v, at, CodeBadPolicy)
+		if err != nil {
+			return err
+		}
+		p.OrderBy = list
+	default:
+		return errorf(CodeBadPolicy, at.String(), "must be a string or an array of strings")
 	}
 	return nil
 }

@@ -16,9 +16,14 @@ type Policy struct {
 	Sufficiency *SufficiencyConfig // signals.sufficiency (seed 002)
 	Evidence    *EvidenceConfig    // signals.evidence (seed 003)
 	Retrieval   *RetrievalConfig   // signals.retrieval (seed 004)
+	// The default policy's own signals, fitted on labeled data (bench/eval/PROPOSAL.md).
+	AnswerCoverage *AnswerCoverageConfig // signals.answer_coverage
+	ChunkRelevance *ChunkRelevanceConfig // signals.chunk_relevance
 
-	Merge      MergeConfig // merge (seed 001 multi-query)
-	OrderBy    string      // order_by: the per-chunk score that orders S1..Sn
+	Merge MergeConfig // merge (seed 001 multi-query)
+	// OrderBy lists per-chunk scores that order S1..Sn: the first one the
+	// request has inputs for decides (order_by, a string or an array).
+	OrderBy    []string
 	Confidence Combination // confidence
 	Filters    Filters     // filters
 	Bands      []Band      // bands, strictly descending by Min, the last at 0
@@ -65,6 +70,28 @@ type RetrievalConfig struct {
 	ConsensusThreshold float64 // consensus_threshold (0.75, compared with >=)
 }
 
+// AnswerCoverageConfig is the logistic weights of answer_coverage, the lexical
+// chance that a chunk's text answers the query:
+// sigmoid(Bias + Coverage·coverage + SqrtTokens·sqrt(tokens)). The defaults
+// are fitted on ClapNQ's tuning half (bench/eval/PROPOSAL.md).
+type AnswerCoverageConfig struct {
+	Bias       float64 // bias (0.3946)
+	Coverage   float64 // coverage: weight of the share of query terms in the text (4.5741)
+	SqrtTokens float64 // sqrt_tokens: weight of sqrt(token count of the text) (-0.1881)
+}
+
+// ChunkRelevanceConfig is the logistic weights of chunk_relevance, where a
+// chunk's vector score sits between the request's best and worst, plus
+// retriever agreement: sigmoid(Bias + BelowTop·(top−v) + AboveLow·(v−low) +
+// Both·both). The defaults are fitted on DL19's tuning half with 20 chunks
+// per request; low depends on how many chunks a request has.
+type ChunkRelevanceConfig struct {
+	Bias     float64 // bias (-0.7525)
+	BelowTop float64 // below_top: weight of (top − v) (-45.0804)
+	AboveLow float64 // above_low: weight of (v − low) (27.3124)
+	Both     float64 // both: weight of "chunk has both a vector and a bm25 score" (1.3156)
+}
+
 // MergeConfig is seed 001's multi-query merge.
 type MergeConfig struct {
 	MaxResults int // max_results, clamped to [1,20] (5)
@@ -107,10 +134,12 @@ type Band struct {
 
 // Filters drop chunks before they reach the prompt.
 type Filters struct {
-	QualityMin    float64 // quality_min: drop quality < this (seed 001: 0.3); needs signals.quality
-	HasQualityMin bool
+	QualityMin       float64 // quality_min: drop quality < this (seed 001: 0.3); needs signals.quality
+	HasQualityMin    bool
 	EvidenceFloor    float64 // evidence_floor: drop evidence < this (seed 003: 0.35); needs signals.evidence
 	HasEvidenceFloor bool
+	RelevanceMin     float64 // relevance_min: drop chunk_relevance < this (0.35); needs signals.chunk_relevance
+	HasRelevanceMin  bool
 }
 
 // Messages are every string the gate writes. Templates may use {question},
@@ -126,28 +155,30 @@ type Messages struct {
 
 // Signal names, in the order the engine reports them.
 const (
-	SigMaxSimilarity     = "max_similarity"
-	SigQualityKept       = "quality_kept"
-	SigQualityMax        = "quality_max"
-	SigCoverage          = "coverage"
-	SigCoverageBest      = "coverage_best_chunk"
-	SigRelevance         = "relevance"
-	SigDensity           = "density"
-	SigContextCount      = "context_count"
-	SigSufficiency       = "sufficiency"
-	SigFusedTop          = "fused_top"
-	SigEvidenceTop       = "evidence_top"
-	SigFreshness         = "freshness"
-	SigTrust             = "trust"
-	SigTopScore          = "top_score"
-	SigScoreGap          = "score_gap"
-	SigScoreSpread       = "score_spread"
-	SigConsensus         = "consensus"
-	SigAgreement         = "bm25_dense_agreement"
-	SigRerankerImpact    = "reranker_impact"
-	SigDiversity         = "document_diversity"
-	SigGraphSupport      = "graph_support"
-	SigRetrievalConf     = "retrieval_confidence"
+	SigMaxSimilarity  = "max_similarity"
+	SigQualityKept    = "quality_kept"
+	SigQualityMax     = "quality_max"
+	SigCoverage       = "coverage"
+	SigCoverageBest   = "coverage_best_chunk"
+	SigRelevance      = "relevance"
+	SigDensity        = "density"
+	SigContextCount   = "context_count"
+	SigSufficiency    = "sufficiency"
+	SigFusedTop       = "fused_top"
+	SigEvidenceTop    = "evidence_top"
+	SigFreshness      = "freshness"
+	SigTrust          = "trust"
+	SigTopScore       = "top_score"
+	SigScoreGap       = "score_gap"
+	SigScoreSpread    = "score_spread"
+	SigConsensus      = "consensus"
+	SigAgreement      = "bm25_dense_agreement"
+	SigRerankerImpact = "reranker_impact"
+	SigDiversity      = "document_diversity"
+	SigGraphSupport   = "graph_support"
+	SigRetrievalConf  = "retrieval_confidence"
+	SigAnswerCoverage = "answer_coverage"
+	SigChunkRelevance = "chunk_relevance"
 )
 
 // signalGroup maps every signal name to the signals.* group that computes it.
@@ -160,6 +191,7 @@ var signalGroups = [...]struct{ name, group string }{
 	{SigTopScore, "retrieval"}, {SigScoreGap, "retrieval"}, {SigScoreSpread, "retrieval"},
 	{SigConsensus, "retrieval"}, {SigAgreement, "retrieval"}, {SigRerankerImpact, "retrieval"},
 	{SigDiversity, "retrieval"}, {SigGraphSupport, "retrieval"}, {SigRetrievalConf, "retrieval"},
+	{SigAnswerCoverage, "answer_coverage"}, {SigChunkRelevance, "chunk_relevance"},
 }
 
 // Per-chunk orderings (order_by).
@@ -170,7 +202,12 @@ const (
 	OrderCoverage  = "coverage"
 	OrderEvidence  = "evidence"
 	OrderRetrieval = "retrieval_score"
+	OrderAnswer    = "answer_coverage" // needs signals.answer_coverage
+	OrderRelevance = "chunk_relevance" // needs signals.chunk_relevance; present only with a vector score
 )
+
+// maxOrderBy bounds the order_by list: every ordering once is plenty.
+const maxOrderBy = 8
 
 // Seed defaults.
 const (
@@ -214,6 +251,12 @@ func defaultEvidence() EvidenceConfig {
 		CoverageWeight: 0.2, FusedWeight: 0.2, BM25Saturation: 10, DefaultTrust: 1}
 }
 func defaultRetrieval() RetrievalConfig { return RetrievalConfig{ConsensusThreshold: 0.75} }
+func defaultAnswerCoverage() AnswerCoverageConfig {
+	return AnswerCoverageConfig{Bias: 0.3946, Coverage: 4.5741, SqrtTokens: -0.1881}
+}
+func defaultChunkRelevance() ChunkRelevanceConfig {
+	return ChunkRelevanceConfig{Bias: -0.7525, BelowTop: -45.0804, AboveLow: 27.3124, Both: 1.3156}
+}
 
 func defaultNoChunks() Outcome {
 	return Outcome{Label: "NO RESULTS", Level: LevelInsufficient, Action: ActionRefuse,
@@ -237,6 +280,10 @@ func groupOn(p *Policy, group string) bool {
 		return p.Evidence != nil
 	case "retrieval":
 		return p.Retrieval != nil
+	case "answer_coverage":
+		return p.AnswerCoverage != nil
+	case "chunk_relevance":
+		return p.ChunkRelevance != nil
 	}
 	return false
 }
@@ -259,6 +306,9 @@ func validLevel(l Level) bool {
 }
 
 func unit(x float64) bool { return finite(x) && x >= 0 && x <= 1 }
+
+// logitWeight bounds a logistic weight or bias, as confidence.terms does.
+func logitWeight(x float64) bool { return finite(x) && x >= -100 && x <= 100 }
 
 func policyErr(field, msg string) *Error { return errorf(CodeBadPolicy, field, msg) }
 
@@ -333,18 +383,40 @@ func (p *Policy) Validate() error {
 	if p.Merge.MaxResults < 1 || p.Merge.MaxResults > 20 {
 		return policyErr("merge.max_results", "must be in [1,20]")
 	}
-	switch p.OrderBy {
-	case OrderInput, OrderVector, OrderCoverage, OrderRetrieval:
-	case OrderQuality:
-		if p.Quality == nil {
-			return policyErr("order_by", "quality needs signals.quality")
+	if a := p.AnswerCoverage; a != nil {
+		for _, w := range [...]struct {
+			f string
+			v float64
+		}{{"bias", a.Bias}, {"coverage", a.Coverage}, {"sqrt_tokens", a.SqrtTokens}} {
+			if !logitWeight(w.v) {
+				return policyErr("signals.answer_coverage."+w.f, "must be a finite number in [-100,100]")
+			}
 		}
-	case OrderEvidence:
-		if p.Evidence == nil {
-			return policyErr("order_by", "evidence needs signals.evidence")
+	}
+	if c := p.ChunkRelevance; c != nil {
+		for _, w := range [...]struct {
+			f string
+			v float64
+		}{{"bias", c.Bias}, {"below_top", c.BelowTop}, {"above_low", c.AboveLow}, {"both", c.Both}} {
+			if !logitWeight(w.v) {
+				return policyErr("signals.chunk_relevance."+w.f, "must be a finite number in [-100,100]")
+			}
 		}
-	default:
-		return policyErr("order_by", "unknown ordering "+strconv.Quote(p.OrderBy))
+	}
+	if len(p.OrderBy) == 0 {
+		return policyErr("order_by", "must name at least one ordering")
+	}
+	if len(p.OrderBy) > maxOrderBy {
+		return policyErr("order_by", "must name at most "+strconv.Itoa(maxOrderBy)+" orderings")
+	}
+	for i, o := range p.OrderBy {
+		field := "order_by"
+		if len(p.OrderBy) > 1 {
+			field = idx("order_by", i, "")
+		}
+		if err := p.checkOrder(field, o); err != nil {
+			return err
+		}
 	}
 	if err := p.validateConfidence(); err != nil {
 		return err
@@ -364,6 +436,14 @@ func (p *Policy) Validate() error {
 		}
 		if p.Evidence == nil {
 			return policyErr("filters.evidence_floor", "needs signals.evidence")
+		}
+	}
+	if f.HasRelevanceMin {
+		if !unit(f.RelevanceMin) {
+			return policyErr("filters.relevance_min", "must be in [0,1]")
+		}
+		if p.ChunkRelevance == nil {
+			return policyErr("filters.relevance_min", "needs signals.chunk_relevance")
 		}
 	}
 	if len(p.Bands) == 0 {
@@ -394,6 +474,28 @@ func (p *Policy) Validate() error {
 		return policyErr("messages.refusal_line", "must not be empty")
 	}
 	return p.Limits.validate()
+}
+
+// checkOrder accepts a known ordering whose signal group is on.
+func (p *Policy) checkOrder(field, o string) error {
+	need := ""
+	switch o {
+	case OrderInput, OrderVector, OrderCoverage, OrderRetrieval:
+	case OrderQuality:
+		need = "quality"
+	case OrderEvidence:
+		need = "evidence"
+	case OrderAnswer:
+		need = "answer_coverage"
+	case OrderRelevance:
+		need = "chunk_relevance"
+	default:
+		return policyErr(field, "unknown ordering "+strconv.Quote(o))
+	}
+	if need != "" && !groupOn(p, need) {
+		return policyErr(field, o+" needs signals."+need)
+	}
+	return nil
 }
 
 func (o *Outcome) validate(field string) error {

@@ -1,0 +1,110 @@
+package gate
+
+import "math"
+
+// The default policy's own signals, fitted on public labeled data and
+// measured held out (bench/eval/PROPOSAL.md, docs/quality.md). Both are
+// logistic models whose weights are policy knobs; the defaults are the
+// fitted values. Only + - * /, math.Sqrt and the deterministic sigmoid are
+// used, so a decision is bit-identical natively and in every Wasm build.
+
+// ansMinRunes is the shortest answer_coverage term (seed 002's rule, fixed
+// here so the signal does not move with signals.sufficiency.min_term_runes).
+const ansMinRunes = 3
+
+// signalAnswerCoverage scores every chunk with
+// sigmoid(bias + coverage·cov + sqrt_tokens·sqrt(tokens)), where cov is the
+// share of the query's terms (>= 3 runes, in neither seed 001's nor seed
+// 002's stop list, whole tokens) found in the chunk's text and tokens is the
+// text's token count. The title is left out: it is on topic for answerable
+// and unanswerable questions alike. The length term says that, at equal
+// coverage, a shorter passage is more likely to answer. The query-level
+// signal is the best chunk's, so a new chunk never lowers it.
+func (e *Engine) signalAnswerCoverage() {
+	cfg := e.policy.AnswerCoverage
+	w := e.work
+	if len(w) == 0 {
+		return
+	}
+	best := 0.0
+	for i := range w {
+		cov := 1.0 // no term: seed 002's rule
+		if e.q.nAns > 0 {
+			cov = float64(w[i].ansFound) / float64(e.q.nAns)
+		}
+		x := cfg.Bias + float64(cfg.Coverage*cov) + float64(cfg.SqrtTokens*math.Sqrt(float64(w[i].words)))
+		w[i].answer = clamp01(snap(sigmoid(x)))
+		best = maxf(best, w[i].answer)
+	}
+	e.addSignal(SigAnswerCoverage, best)
+}
+
+// signalChunkRelevance scores every chunk by where its vector score sits
+// between the request's best (top) and worst (low) vector scores, plus
+// whether both retrievers returned it:
+// sigmoid(bias + below_top·(top−v) + above_low·(v−low) + both·[vector and bm25]).
+// A chunk without a vector score takes low: the dense retriever ranked it
+// below every chunk it did return. The absolute level cancels, which is the
+// point: raw cosines of one embedding model are not comparable across
+// queries. Reported only when some chunk has a vector score; then the
+// relevance_min filter applies to the chunks still kept, with seed 001's
+// global fallback (if it would drop them all, all stay and say so: a
+// relative score cannot tell that every chunk is bad).
+func (e *Engine) signalChunkRelevance() {
+	cfg := e.policy.ChunkRelevance
+	w := e.work
+	top, low, any := 0.0, 0.0, false
+	for i := range w {
+		if !w[i].hasVector {
+			continue
+		}
+		v := w[i].vector
+		if !any || v > top {
+			top = v
+		}
+		if !any || v < low {
+			low = v
+		}
+		any = true
+	}
+	if !any {
+		return
+	}
+	best := 0.0
+	for i := range w {
+		v := low
+		if w[i].hasVector {
+			v = w[i].vector
+		}
+		both := 0.0
+		if w[i].hasVector && w[i].hasBM25 {
+			both = 1
+		}
+		x := cfg.Bias + float64(cfg.BelowTop*(top-v)) + float64(cfg.AboveLow*(v-low)) + float64(cfg.Both*both)
+		w[i].relevance = clamp01(snap(sigmoid(x)))
+		w[i].hasRelevance = true
+		best = maxf(best, w[i].relevance)
+	}
+	e.addSignal(SigChunkRelevance, best)
+	f := &e.policy.Filters
+	if !f.HasRelevanceMin {
+		return
+	}
+	after := 0
+	for i := range w {
+		if w[i].kept && w[i].relevance >= f.RelevanceMin {
+			after++
+		}
+	}
+	for i := range w {
+		if !w[i].kept {
+			continue
+		}
+		if after == 0 {
+			w[i].reason = ReasonRelevanceFallback
+		} else if w[i].relevance < f.RelevanceMin {
+			w[i].kept = false
+			w[i].reason = ReasonRelevanceLow
+		}
+	}
+}
