@@ -23,48 +23,77 @@ type hostKind struct {
 	make func(t *testing.T) Host
 }
 
-// hostKinds returns the native run plus the built module under both ABI
-// hosts. Without a module the wasm kinds skip, unless CI is set: there a
-// missing module is a failure.
+// hostKinds returns the native run plus each built module (standard Go,
+// and TinyGo when a toolchain is present) under both ABI hosts. A module
+// that cannot be built is skipped with the reason, unless CI=true: there it
+// is a failure. -short skips the TinyGo build (about 30 s when not cached).
 func hostKinds(t *testing.T) []hostKind {
 	kinds := []hostKind{{"proxytest-native", func(*testing.T) Host { return NewNative() }}}
-	mod, err := BuildGo()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
+	ci := os.Getenv("CI") == "true"
+	mods := []*Module{}
+	if mod, err := BuildGo(); err != nil {
+		if ci {
 			t.Fatalf("cannot build the filter module: %v", err)
 		}
-		t.Logf("wasm hosts skipped: cannot build the filter module (set CI=true to fail): %v", err)
-		return kinds
+		t.Logf("go module skipped: cannot build it (CI=true makes this a failure): %v", err)
+	} else {
+		mods = append(mods, mod)
 	}
-	return append(kinds,
-		hostKind{"proxytest-wasm", func(t *testing.T) Host {
-			sharedOnce.Do(func() { sharedPT, sharedErr = proxytest.NewWasmVMContext(mod.Wasm) })
-			if sharedErr != nil {
-				t.Fatal(sharedErr)
-			}
-			return NewProxytestWasm(sharedPT)
-		}},
-		hostKind{"banzaicloud-wazero", func(t *testing.T) Host {
-			banzaiOnce.Do(func() { banzaiVM = NewBanzaiVM() })
-			h, err := NewBanzai(banzaiVM, mod.Wasm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return h
-		}},
-	)
+	switch mod, err := BuildTinyGo(); {
+	case testing.Short():
+		t.Logf("tinygo module skipped in -short mode")
+	case err != nil && ci:
+		t.Fatalf("cannot build the TinyGo filter module: %v", err)
+	case err != nil:
+		t.Logf("tinygo module skipped (CI=true makes this a failure): %v", err)
+	default:
+		mods = append(mods, mod)
+	}
+	for _, mod := range mods {
+		kinds = append(kinds,
+			hostKind{"proxytest-wasm-" + mod.Name, func(t *testing.T) Host {
+				vm, err := sharedProxytestVM(mod)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return NewProxytestWasm(vm)
+			}},
+			hostKind{"banzaicloud-" + mod.Name, func(t *testing.T) Host {
+				banzaiOnce.Do(func() { banzaiVM = NewBanzaiVM() })
+				h, err := NewBanzai(banzaiVM, mod.Wasm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return h
+			}},
+		)
+	}
+	return kinds
 }
 
 // The compiled modules are shared by the whole test binary: compiling the
 // module takes seconds, instantiating it (banzaicloud) or starting a new
 // plugin context in it (proxytest) milliseconds.
 var (
-	sharedOnce sync.Once
-	sharedPT   proxytest.WasmVMContext
-	sharedErr  error
+	sharedMu   sync.Mutex
+	sharedPT   = map[string]proxytest.WasmVMContext{}
 	banzaiOnce sync.Once
 	banzaiVM   api.WasmVM
 )
+
+func sharedProxytestVM(mod *Module) (proxytest.WasmVMContext, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if vm, ok := sharedPT[mod.Name]; ok {
+		return vm, nil
+	}
+	vm, err := proxytest.NewWasmVMContext(mod.Wasm)
+	if err != nil {
+		return nil, err
+	}
+	sharedPT[mod.Name] = vm
+	return vm, nil
+}
 
 // A group is one plugin configuration and the exchanges run under it.
 type group struct {

@@ -36,15 +36,16 @@ type stats struct {
 	checked, unknown, uncite proxywasm.MetricCounter
 	stream                   proxywasm.MetricCounter
 	confidence, gateTime     proxywasm.MetricHistogram
+	// names keeps the built metric names reachable for the plugin's life.
+	// proxytest's host keys its metric table by a string that aliases the
+	// guest's memory, so a name the guest's GC frees and reuses would
+	// corrupt that table (seen with TinyGo). Holding them costs ~500 bytes.
+	names []string
 }
 
 func defineStats() *stats {
 	s := &stats{
 		requests:   proxywasm.DefineCounterMetric(MetricRequests),
-		action:     counters(MetricActionPrefix, actions),
-		level:      counters(MetricLevelPrefix, levels),
-		refusal:    counters(MetricRefusalPrefix, refusals),
-		errs:       counters(MetricErrorPrefix, errCodes),
 		checked:    proxywasm.DefineCounterMetric(MetricAnswersChecked),
 		unknown:    proxywasm.DefineCounterMetric(MetricAnswerUnknown),
 		uncite:     proxywasm.DefineCounterMetric(MetricAnswerUncited),
@@ -52,13 +53,19 @@ func defineStats() *stats {
 		confidence: proxywasm.DefineHistogramMetric(MetricConfidenceBP),
 		gateTime:   proxywasm.DefineHistogramMetric(MetricGateTimeUS),
 	}
+	s.action = s.counters(MetricActionPrefix, actions)
+	s.level = s.counters(MetricLevelPrefix, levels)
+	s.refusal = s.counters(MetricRefusalPrefix, refusals)
+	s.errs = s.counters(MetricErrorPrefix, errCodes)
 	return s
 }
 
-func counters(prefix string, names []string) map[string]proxywasm.MetricCounter {
-	m := make(map[string]proxywasm.MetricCounter, len(names))
-	for _, n := range names {
-		m[n] = proxywasm.DefineCounterMetric(prefix + n)
+func (s *stats) counters(prefix string, labels []string) map[string]proxywasm.MetricCounter {
+	m := make(map[string]proxywasm.MetricCounter, len(labels))
+	for _, l := range labels {
+		name := prefix + l
+		s.names = append(s.names, name)
+		m[l] = proxywasm.DefineCounterMetric(name)
 	}
 	return m
 }

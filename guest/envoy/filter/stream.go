@@ -95,11 +95,15 @@ func (s *stream) gate(body []byte) types.Action {
 		return s.fail(err)
 	}
 	p.scratch = ch.gateRequest(p.scratch[:0])
-	decision, err := p.engine.Evaluate(p.scratch)
+	req, err := gate.DecodeRequest(p.scratch, &p.engine.Policy().Limits)
 	if err != nil {
 		return s.fail(ch.userField(err))
 	}
-	v, err := parseVerdict(decision)
+	d, err := p.engine.Decide(req)
+	if err != nil {
+		return s.fail(ch.userField(err))
+	}
+	v, err := newVerdict(d)
 	if err != nil {
 		return s.fail(err)
 	}

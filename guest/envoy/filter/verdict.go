@@ -7,10 +7,12 @@ import (
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
-// verdict is the part of a decision the filter acts on. It is read from the
-// decision JSON that Engine.Evaluate writes, not from a struct, so every
-// string the filter forwards (the <sources> block, the confidence header) is
-// exactly the bytes every other host gets for the same request.
+// verdict is the part of a decision the filter acts on, with every value
+// the filter forwards written exactly as the decision JSON writes it: the
+// prompt strings are the decision's own, and the confidence header is
+// formatted by the same jsonx.AppendFloat the decision encoder uses. So the
+// <sources> block and the headers are byte-identical to what Engine.Evaluate
+// returns in every other host, without encoding and re-parsing the decision.
 type verdict struct {
 	Action     string
 	Level      string
@@ -24,47 +26,35 @@ type verdict struct {
 	Policy                         string   // name@version
 }
 
-func parseVerdict(decision []byte) (*verdict, error) {
-	d, err := jsonx.Parse(decision, 32)
-	if err != nil || d.Kind() != jsonx.Object {
-		return nil, &gate.Error{Code: gate.CodeInternal, Message: "the gate returned an unreadable decision"}
-	}
-	v := &verdict{
-		Action:     d.Get("action").Str(),
-		Level:      d.Get("level").Str(),
-		Confidence: d.Get("confidence").Raw(),
-		Caveat:     d.Get("caveat").Str(),
-	}
-	if v.Confidence == "" {
-		v.Confidence = "0"
-	}
-	if c := d.Get("confidence").Float(); c > 0 {
-		v.ConfBP = uint64(c*10000 + 0.5)
-	}
-	if p := d.Get("prompt"); p.Kind() == jsonx.Object {
-		v.Instructions = p.Get("instructions").Str()
-		v.Sources = p.Get("sources").Str()
-		v.Minimal = p.Get("minimal").Str()
-	}
-	if r := d.Get("refusal"); r.Kind() == jsonx.Object {
-		v.RefusalType = r.Get("type").Str()
-		v.RefusalMessage = r.Get("message").Str()
-	}
-	chunks := d.Get("chunks")
-	for i := 0; i < chunks.Len(); i++ {
-		if t := chunks.Index(i).Get("tag").Str(); t != "" {
-			v.Tags = append(v.Tags, t)
-		}
-	}
-	pol := d.Get("policy")
-	v.Policy = pol.Get("name").Str()
-	if ver := pol.Get("version").Str(); ver != "" {
-		v.Policy += "@" + ver
-	}
-	switch gate.Action(v.Action) {
+func newVerdict(d *gate.Decision) (*verdict, error) {
+	switch d.Action {
 	case gate.ActionInject, gate.ActionCaveat, gate.ActionFallback, gate.ActionRefuse:
 	default:
-		return nil, &gate.Error{Code: gate.CodeInternal, Message: "the gate returned an unknown action " + strconv.Quote(v.Action)}
+		return nil, &gate.Error{Code: gate.CodeInternal, Message: "the gate returned an unknown action " + strconv.Quote(string(d.Action))}
+	}
+	v := &verdict{
+		Action:     string(d.Action),
+		Level:      string(d.Level),
+		Confidence: string(jsonx.AppendFloat(nil, d.Confidence)),
+		Caveat:     d.Caveat,
+		Policy:     d.Policy.Name,
+	}
+	if c := jsonx.Round6(d.Confidence); c > 0 {
+		v.ConfBP = uint64(c*10000 + 0.5)
+	}
+	if d.Policy.Version != "" {
+		v.Policy += "@" + d.Policy.Version
+	}
+	if p := d.Prompt; p != nil {
+		v.Instructions, v.Sources, v.Minimal = p.Instructions, p.Sources, p.Minimal
+	}
+	if r := d.Refusal; r != nil {
+		v.RefusalType, v.RefusalMessage = r.Type, r.Message
+	}
+	for i := range d.Chunks {
+		if t := d.Chunks[i].Tag; t != "" {
+			v.Tags = append(v.Tags, t)
+		}
 	}
 	return v, nil
 }
