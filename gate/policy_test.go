@@ -22,7 +22,7 @@ func TestPresetsLoad(t *testing.T) {
 	if err != nil || def.Ref().Name != "default" {
 		t.Fatalf("empty policy selects default: %v", err)
 	}
-	if got := string(def.Describe()); !strings.HasPrefix(got, `{"version":"0.1.0","schema_version":"1","policy":{"name":"default","version":"1","sha256":"`) {
+	if got := string(def.Describe()); !strings.HasPrefix(got, `{"version":"0.1.0","schema_version":"1","policy":{"name":"default","version":"2","sha256":"`) {
 		t.Fatalf("describe %s", got)
 	}
 }
@@ -74,6 +74,21 @@ func TestPolicyErrors(t *testing.T) {
 		{sub(`"name":"p",`, `"name":"p","messages":{"instructions":["a"]},`), "messages.instructions", "exactly 4"},
 		{sub(`"name":"p",`, `"name":"p","limits":{"max_chunks":0},`), "limits.max_chunks", ">= 1"},
 		{sub(`"name":"p",`, `"name":"p","no_chunks":{"action":"shrug"},`), "no_chunks.action", "unknown action"},
+		// The default policy's signals and knobs.
+		{sub(`"similarity":{}`, `"answer_coverage":{"bias":1,"length":2}`), "signals.answer_coverage.length", "unknown field"},
+		{sub(`"similarity":{}`, `"answer_coverage":{"coverage":101}`), "signals.answer_coverage.coverage", "[-100,100]"},
+		{sub(`"similarity":{}`, `"chunk_relevance":{"below_top":"x"}`), "signals.chunk_relevance.below_top", "must be"},
+		{sub(`"similarity":{}`, `"chunk_relevance":{"both":-100.5}`), "signals.chunk_relevance.both", "[-100,100]"},
+		{sub(`"signal":"max_similarity"`, `"signal":"answer_coverage"`), "confidence.signal", "needs signals.answer_coverage"},
+		{sub(`"name":"p",`, `"name":"p","filters":{"relevance_min":0.35},`), "filters.relevance_min", "needs signals.chunk_relevance"},
+		{sub(`"signals":{"similarity":{}}`, `"signals":{"similarity":{},"chunk_relevance":{}},"filters":{"relevance_min":1.2}`), "filters.relevance_min", "[0,1]"},
+		{sub(`"name":"p",`, `"name":"p","order_by":"chunk_relevance",`), "order_by", "chunk_relevance needs signals.chunk_relevance"},
+		{sub(`"name":"p",`, `"name":"p","order_by":["vector","answer_coverage"],`), "order_by[1]", "answer_coverage needs signals.answer_coverage"},
+		{sub(`"name":"p",`, `"name":"p","order_by":["vector","random"],`), "order_by[1]", "unknown ordering"},
+		{sub(`"name":"p",`, `"name":"p","order_by":[],`), "order_by", "at least one"},
+		{sub(`"name":"p",`, `"name":"p","order_by":["vector",1],`), "order_by[1]", "must be"},
+		{sub(`"name":"p",`, `"name":"p","order_by":{"vector":1},`), "order_by", "a string or an array"},
+		{sub(`"name":"p",`, `"name":"p","order_by":["input","input","input","input","input","input","input","input","input"],`), "order_by", "at most 8"},
 	}
 	for i, c := range cases {
 		_, err := NewEngine([]byte(c.doc))
@@ -110,5 +125,37 @@ func TestLogisticCombination(t *testing.T) {
 	d = mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{{ID: "a"}}})
 	if !near(d.Confidence, snap(sigmoid(-2))) {
 		t.Fatalf("missing → 0: %v", d.Confidence)
+	}
+}
+
+// The default policy's signal groups take the fitted weights when a policy
+// gives {}, and a given weight replaces only itself.
+func TestDefaultSignalKnobs(t *testing.T) {
+	doc := strings.Replace(minimalPolicy, `"similarity":{}`,
+		`"similarity":{},"answer_coverage":{},"chunk_relevance":{"both":2}`, 1)
+	p, err := DecodePolicy([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.AnswerCoverage != defaultAnswerCoverage() {
+		t.Errorf("answer_coverage defaults: %+v", *p.AnswerCoverage)
+	}
+	want := defaultChunkRelevance()
+	want.Both = 2
+	if *p.ChunkRelevance != want {
+		t.Errorf("chunk_relevance: %+v want %+v", *p.ChunkRelevance, want)
+	}
+	if len(p.OrderBy) != 1 || p.OrderBy[0] != OrderRetrieval {
+		t.Errorf("order_by default: %v", p.OrderBy)
+	}
+	def, _ := DecodePolicy(policies.Default())
+	if got := strings.Join(def.OrderBy, ","); got != "chunk_relevance,answer_coverage" {
+		t.Errorf("default order_by: %s", got)
+	}
+	if !def.Filters.HasRelevanceMin || def.Filters.RelevanceMin != 0.35 || def.Confidence.Signal != SigAnswerCoverage {
+		t.Errorf("default policy is not the proposal: %+v %+v", def.Filters, def.Confidence)
+	}
+	if *def.AnswerCoverage != defaultAnswerCoverage() || *def.ChunkRelevance != defaultChunkRelevance() {
+		t.Errorf("default.json and the built-in defaults disagree")
 	}
 }
