@@ -2,16 +2,19 @@ package gate
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 // DecodeAnswer parses the answer-validation input {"answer": "...", "tags":
-// ["S1", ...]}. The rules:
+// ["S1", ...], "query": "..."}. The rules:
 //   - empty body, invalid JSON or a top level that is not an object: bad_json,
 //     as for requests; a limit exceeded: limit;
 //   - "answer" is a required string and may be empty (a model can return
 //     nothing, and that is worth validating);
+//   - "query" is optional (copied into a refusal_soft gap event), trimmed
+//     like a request's query, at most max_query_bytes;
 //   - "tags" is optional; each must look like S1, S2... (S, then a number
 //     without leading zeros), at most max_chunks of them, no repeats;
 //   - any other field, a wrong type or a bad tag is bad_answer naming it.
@@ -41,13 +44,21 @@ func decodeAnswer(data []byte, lim *Limits) (*Answer, *Error) {
 		return nil, errorf(CodeBadJSON, "", "answer input must be a JSON object, not "+doc.Kind().String())
 	}
 	o := obj{v: &doc, at: root, code: CodeBadAnswer}
-	if err := o.strict("answer tags"); err != nil {
+	if err := o.strict("answer tags query"); err != nil {
 		return nil, err
 	}
 	a := &Answer{}
 	if a.Answer, _, err = o.str("answer", true); err != nil {
 		return nil, err
 	}
+	q, _, err := o.str("query", false)
+	if err != nil {
+		return nil, err
+	}
+	if len(q) > l.MaxQueryBytes {
+		return nil, limitError("query", "is "+strconv.Itoa(len(q))+" bytes", l.MaxQueryBytes, "max_query_bytes")
+	}
+	a.Query = strings.TrimSpace(q)
 	tags, ok, err := o.arr("tags", false)
 	if err != nil || !ok {
 		return a, err

@@ -13,6 +13,10 @@ func TestDecodeAnswer(t *testing.T) {
 	if a.Answer != "Plants use light [S1]." || len(a.Tags) != 3 || a.Tags[2] != "S10" {
 		t.Errorf("answer = %+v", a)
 	}
+	a, err = DecodeAnswer([]byte(`{"answer":"I don't know.","query":" why? "}`), nil)
+	if err != nil || a.Query != "why?" {
+		t.Errorf("query: %+v %v", a, err)
+	}
 	a, err = DecodeAnswer([]byte(`{"answer":""}`), nil)
 	if err != nil || a.Answer != "" || a.Tags != nil {
 		t.Errorf("empty answer without tags: %+v %v", a, err)
@@ -45,6 +49,8 @@ func TestDecodeAnswerErrors(t *testing.T) {
 		{"tag too long", `{"answer":"x","tags":["S12345678901"]}`, nil, CodeBadAnswer, "tags[0]", "source tag"},
 		{"duplicate tag", `{"answer":"x","tags":["S1","S2","S1"]}`, nil, CodeBadAnswer, "tags[2]", `duplicate tag "S1"`},
 		{"too many tags", `{"answer":"x","tags":["S1","S2","S3"]}`, &Limits{MaxChunks: 2}, CodeLimit, "tags", "(max_chunks)"},
+		{"query not string", `{"answer":"x","query":[]}`, nil, CodeBadAnswer, "query", "must be a string"},
+		{"query too long", `{"answer":"x","query":"abcdef"}`, &Limits{MaxQueryBytes: 5}, CodeLimit, "query", "(max_query_bytes)"},
 		{"too big", `{"answer":"xxxxxxxxxx"}`, &Limits{MaxRequestBytes: 10}, CodeLimit, "", "(max_request_bytes)"},
 	}
 	for _, tc := range tests {
