@@ -1,7 +1,3 @@
-// Package jsonx is a strict RFC 8259 JSON parser and a deterministic writer
-// for the gate and its Wasm guests. It uses no reflection, no fmt and no
-// encoding/json (slow and large under TinyGo), never panics, and allocates
-// little: the parsed values of one document live in a few shared slabs.
 package jsonx
 
 // Kind is the JSON type of a Value.
