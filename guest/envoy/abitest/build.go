@@ -123,6 +123,14 @@ func buildTinyGo() (*Module, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return nil, err
 	}
+	// Keep one cached build: older ones are of sources that are gone.
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "envoy-filter-tinygo-*.wasm")); len(old) > 1 {
+		for _, f := range old {
+			if f != path {
+				os.Remove(f)
+			}
+		}
+	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
