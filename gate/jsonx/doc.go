@@ -7,8 +7,8 @@
 // # Rationale (decisions a newcomer may question)
 //
 // Why not encoding/json? Under TinyGo it pulls in reflection, grows the
-// module, and allocates per value; on a 25 KB request jsonx parses about 3x
-// faster natively with about 100x fewer allocations (see BenchmarkParse and
+// module, and allocates per value; on a 25 KB request jsonx parses 2-4x
+// faster natively with over 100x fewer allocations (see BenchmarkParse and
 // BenchmarkParseStdlibBaseline), and the gap is larger under TinyGo.
 //
 // Why reject duplicate keys? RFC 8259 only says names "SHOULD be unique".

@@ -9,6 +9,15 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// safeOut marks the bytes AppendString copies as they are: ASCII except
+// control characters, '"', '\\', '<', '>' and '&'.
+var safeOut = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // AppendString appends s as a JSON string. The escaping is fixed, so equal
 // strings always give equal bytes, and matches encoding/json's default
 // (HTML-safe) output byte for byte:
@@ -24,11 +33,11 @@ func AppendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if safeOut[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
