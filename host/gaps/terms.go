@@ -88,6 +88,9 @@ func stem(w string) string {
 	case strings.HasSuffix(w, "s"):
 		w = w[:len(w)-1]
 	}
+	if strings.HasSuffix(w, "ied") && len(w) > 4 { // retried -> retry, like -ies
+		return w[:len(w)-3] + "y"
+	}
 	for _, suf := range []string{"ing", "ed"} {
 		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 && hasVowel(w[:len(w)-len(suf)]) {
 			w = w[:len(w)-len(suf)]
