@@ -91,7 +91,7 @@ func TestQueryTerms(t *testing.T) {
 		{"changed billing policy", []string{"bill", "chang", "policy"}},
 		{"API keys for HTTP2 v1", []string{"api", "http2", "key", "v1"}},
 		{"what is it?", nil},
-		{"How many times are webhooks retried?", []string{"retry", "time", "webhook"}},
+		{"How many times are webhooks retried?", []string{"retry", "tim", "webhook"}},
 		{"Status of the analysis process", []string{"analysis", "process", "status"}},
 		{"Ünïcode naïve café", []string{"café", "naïv", "ünïcod"}},
 	} {
