@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ctxgate/ctxgate/host/server"
+)
+
+func init() {
+	register(command{name: "serve", help: "run the gate as an HTTP API and OpenAI-compatible gateway (docs/server.md)", run: runServe})
+}
+
+// runServe reads the YAML config (if any), lets flags override it, and
+// serves until SIGTERM or SIGINT; SIGHUP reloads the policy.
+func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ctxgate serve", flag.ContinueOnError)
+	fs.Usage = func() {
+		io.WriteString(fs.Output(), "usage: ctxgate serve [--config ctxgate.yaml] [flags]\n\nFlags override the config file.\n")
+		fs.PrintDefaults()
+	}
+	config := fs.String("config", "", "YAML config `FILE` (examples/serve/ctxgate.yaml)")
+	var fc server.FileConfig
+	var trust signFileList
+	var shutdownTimeout time.Duration
+	fs.StringVar(&fc.Listen, "listen", "127.0.0.1:8080", "listen `ADDR`")
+	fs.StringVar(&fc.Policy, "policy", "", "policy JSON `FILE`, signed bundle, or preset name")
+	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
+	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
+	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
+	fs.IntVar(&fc.PoolSize, "pool-size", 0, "Wasm instances (0: GOMAXPROCS)")
+	fs.StringVar(&fc.Upstream, "upstream", "", "OpenAI-compatible base `URL` for gateway mode (POST /v1/chat/completions)")
+	fs.BoolVar(&fc.FailOpen, "fail-open", false, "gateway: pass requests the gate cannot decide upstream unchanged")
+	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE`")
+	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
+	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
+	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
+	durFlag(fs, &fc.Limits.ReadTimeout, "read-timeout", "time to read a whole request (0: 30s)")
+	durFlag(fs, &fc.Limits.WriteTimeout, "write-timeout", "time to write a response (0: 120s; a stream extends it per chunk)")
+	durFlag(fs, &fc.Limits.GateTimeout, "gate-timeout", "deadline of one gate call (0: 1s)")
+	durFlag(fs, &fc.Limits.UpstreamTimeout, "upstream-timeout", "time until the upstream's response headers (0: 120s)")
+	fs.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
+	reloadPoll := fs.Duration("reload-poll", 2*time.Second, "check the policy files for changes this often (0: only on SIGHUP)")
+	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compiled-module cache `DIR`")
+	if code, done := parseFlags(fs, args, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		io.WriteString(stderr, "ctxgate serve: unexpected argument "+quote(fs.Arg(0))+"\n")
+		return exitUsage
+	}
+	cfg := &server.FileConfig{}
+	if *config != "" {
+		c, err := server.ReadFileConfig(*config)
+		if err != nil {
+			return fail(stderr, "serve", err)
+		}
+		cfg = c
+	}
+	// Flags given on the command line win over the file; defaults do not.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	override(set, cfg, &fc, trust)
+	if set["reload-poll"] || cfg.ReloadPoll == nil {
+		d := server.Duration(*reloadPoll)
+		cfg.ReloadPoll = &d
+	}
+	if cfg.Limits.ShutdownTimeout > 0 && !set["shutdown-timeout"] {
+		shutdownTimeout = time.Duration(cfg.Limits.ShutdownTimeout)
+	}
+
+	opts, err := cfg.Options()
+	if err != nil {
+		return fail(stderr, "serve", usageError{err})
+	}
+	opts.Native, opts.CacheDir, opts.RequirePolicy = *native, *cacheDir, true
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	ctx := context.Background()
+	srv, err := server.New(ctx, opts)
+	if err != nil {
+		return fail(stderr, "serve", err)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		srv.Shutdown(ctx)
+		return fail(stderr, "serve", err)
+	}
+	io.WriteString(stdout, "ctxgate serve: listening on http://"+ln.Addr().String()+"\n")
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	for {
+		select {
+		case err := <-served:
+			srv.Shutdown(ctx)
+			if err != nil {
+				return fail(stderr, "serve", err)
+			}
+			return exitOK
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				srv.Reload(ctx) // logs its outcome; a bad policy keeps the old one
+				continue
+			}
+			opts.Logger.Info("shutting down: draining requests in flight", "signal", sig.String(), "timeout", shutdownTimeout.String())
+			sctx, cancel := context.WithTimeout(ctx, shutdownTimeout)
+			err := srv.Shutdown(sctx)
+			cancel()
+			<-served
+			if err != nil {
+				return fail(stderr, "serve", err)
+			}
+			return exitOK
+		}
+	}
+}
+
+// override copies the flags given on the command line into the file config.
+func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
+	pick := map[string]func(){
+		"listen":           func() { cfg.Listen = f.Listen },
+		"policy":           func() { cfg.Policy = f.Policy },
+		"trust":            func() { cfg.Trust = trust },
+		"module":           func() { cfg.Module = f.Module },
+		"pool-size":        func() { cfg.PoolSize = f.PoolSize },
+		"upstream":         func() { cfg.Upstream = f.Upstream },
+		"fail-open":        func() { cfg.FailOpen = f.FailOpen },
+		"gap-log":          func() { cfg.GapLog = f.GapLog },
+		"documents-path":   func() { cfg.DocumentsPath = f.DocumentsPath },
+		"query-path":       func() { cfg.QueryPath = f.QueryPath },
+		"max-body-bytes":   func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
+		"read-timeout":     func() { cfg.Limits.ReadTimeout = f.Limits.ReadTimeout },
+		"write-timeout":    func() { cfg.Limits.WriteTimeout = f.Limits.WriteTimeout },
+		"gate-timeout":     func() { cfg.Limits.GateTimeout = f.Limits.GateTimeout },
+		"upstream-timeout": func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
+	}
+	for name, apply := range pick {
+		if set[name] {
+			apply()
+		}
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = f.Listen // the flag's default
+	}
+	if cfg.Module == "" {
+		cfg.Module = f.Module
+	}
+	cfg.Policy = strings.TrimSpace(cfg.Policy)
+}
+
+// durFlag binds a server.Duration to a flag.
+func durFlag(fs *flag.FlagSet, d *server.Duration, name, usage string) {
+	fs.Func(name, usage, func(s string) error {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = server.Duration(v)
+		return nil
+	})
+}

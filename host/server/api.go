@@ -1,0 +1,338 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/policies"
+)
+
+// handleGate: POST /v1/gate, a gate request in, the decision out. The body is
+// the core's decision JSON byte for byte; the decision id travels in the
+// X-Ctxgate-Decision-Id header so the decision stays identical to every
+// other host's.
+func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
+	if s.cur.Load() == nil {
+		s.fail(w, noPolicy)
+		return
+	}
+	body, e := s.readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	out, d, e := s.decide(r, body)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	id := s.newID()
+	query, emb := requestQuery(body)
+	s.remember(id, query, emb, d)
+	setDecisionHeaders(w.Header(), d, id)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decide runs the gate on a gate request under the gate deadline and counts
+// the decision. The policy is acquired only for the call itself.
+func (s *Server) decide(r *http.Request, request []byte) ([]byte, *decisionView, *apiError) {
+	a := s.acquire()
+	if a == nil {
+		return nil, nil, noPolicy
+	}
+	defer a.release()
+	ctx, cancel := s.gateCtx(r)
+	defer cancel()
+	if ctx.Err() != nil {
+		return nil, nil, fromCallError(newDeadline(ctx))
+	}
+	start := time.Now()
+	out, err := a.ev.Evaluate(ctx, request)
+	elapsed := time.Since(start)
+	if err != nil {
+		return nil, nil, fromCallError(err)
+	}
+	d, err := parseDecision(out)
+	if err != nil {
+		return nil, nil, newAPIError(500, "internal", "", "unreadable decision: "+err.Error())
+	}
+	if s.opts.RequireEmbeddings && !d.hasSignal("relevance") {
+		return nil, nil, newAPIError(422, "bad_field", "query_embedding",
+			"require_embeddings is set: send query_embedding and an embedding for each chunk")
+	}
+	s.metrics.observe(d, elapsed.Seconds())
+	return out, d, nil
+}
+
+// remember keeps the decision for feedback and logs its gap event, if any
+// (a hard refusal or a low-confidence decision).
+func (s *Server) remember(id, query string, emb []byte, d *decisionView) {
+	s.records.put(id, newRecord(query, emb, d))
+	if d.hasGap() {
+		s.gaps.add(gapKind(d.GapEvent), d.GapEvent, id, d.Policy)
+	}
+}
+
+// requestQuery reads the question and query embedding of a gate request
+// (already accepted by the gate, so it is valid JSON).
+func requestQuery(body []byte) (string, []byte) {
+	v, err := jsonx.Parse(body, 64)
+	if err != nil {
+		return "", nil
+	}
+	var emb []byte
+	if e := v.Get("query_embedding"); e.Kind() == jsonx.Array && e.Len() > 0 {
+		emb = jsonx.AppendValue(nil, e)
+	}
+	return v.Get("query").Str(), emb
+}
+
+func gapKind(gapEvent []byte) string {
+	var g struct {
+		Kind string `json:"kind"`
+	}
+	json.Unmarshal(gapEvent, &g)
+	return g.Kind
+}
+
+// handleValidate: POST /v1/validate, {"answer","tags","query"} in, the
+// validation JSON out. A soft refusal is a gap event; send the decision's id
+// in X-Ctxgate-Decision-Id to log it with the decision's query and signals.
+func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
+	if s.cur.Load() == nil {
+		s.fail(w, noPolicy)
+		return
+	}
+	body, e := s.readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	out, e := s.validate(r, body)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	v := parseValidation(out)
+	s.answerChecked(v)
+	if v.SoftRefusal {
+		s.logSoftRefusal(r.Header.Get(HeaderDecisionID), v)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) validate(r *http.Request, answer []byte) ([]byte, *apiError) {
+	a := s.acquire()
+	if a == nil {
+		return nil, noPolicy
+	}
+	defer a.release()
+	ctx, cancel := s.gateCtx(r)
+	defer cancel()
+	if ctx.Err() != nil {
+		return nil, fromCallError(newDeadline(ctx))
+	}
+	out, err := a.ev.Validate(ctx, answer)
+	if err != nil {
+		return nil, fromCallError(err)
+	}
+	return out, nil
+}
+
+// validationView is the part of a validation the server acts on.
+type validationView struct {
+	SoftRefusal bool            `json:"soft_refusal"`
+	Unknown     []string        `json:"unknown"`
+	Uncited     []string        `json:"uncited_sentences"`
+	GapEvent    json.RawMessage `json:"gap_event"`
+}
+
+func parseValidation(b []byte) *validationView {
+	v := new(validationView)
+	json.Unmarshal(b, v)
+	return v
+}
+
+func (s *Server) answerChecked(v *validationView) {
+	m := s.metrics.answerChecks
+	switch {
+	case v.SoftRefusal:
+		m.WithLabelValues("soft_refusal").Inc()
+		s.metrics.softRefusal()
+	case len(v.Unknown) > 0:
+		m.WithLabelValues("unknown_citations").Inc()
+	case len(v.Uncited) > 0:
+		m.WithLabelValues("uncited_sentences").Inc()
+	default:
+		m.WithLabelValues("ok").Inc()
+	}
+}
+
+// logSoftRefusal logs a refusal_soft gap event: from the remembered decision
+// when its id is known (query, signals, top chunks), else the validation's
+// own event when it names a query. Without a query there is nothing a gap
+// report could cluster, so nothing is logged.
+func (s *Server) logSoftRefusal(id string, v *validationView) {
+	if rec := s.records.get(id); id != "" && rec != nil {
+		s.gaps.add("refusal_soft", rec.appendGapEvent(nil, "refusal_soft", ""), id, rec.policy)
+		return
+	}
+	if len(v.GapEvent) > 0 && v.GapEvent[0] == '{' {
+		var q struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal(v.GapEvent, &q) == nil && q.Query != "" {
+			var ref policyRef
+			if a := s.cur.Load(); a != nil {
+				ref = a.ref
+			}
+			s.gaps.add("refusal_soft", v.GapEvent, id, ref)
+		}
+	}
+}
+
+// handleFeedback: POST /v1/feedback {"decision_id", "rating": "up"|"down",
+// "comment"}. A thumbs-down is a gap event.
+func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	var fb struct {
+		DecisionID *string `json:"decision_id"`
+		Rating     *string `json:"rating"`
+		Comment    string  `json:"comment"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fb); err != nil {
+		s.fail(w, feedbackDecodeError(err))
+		return
+	}
+	switch {
+	case fb.DecisionID == nil || *fb.DecisionID == "":
+		s.fail(w, newAPIError(422, "bad_field", "decision_id", "required: the X-Ctxgate-Decision-Id of the decision rated"))
+		return
+	case fb.Rating == nil || (*fb.Rating != "up" && *fb.Rating != "down"):
+		s.fail(w, newAPIError(422, "bad_field", "rating", `must be "up" or "down"`))
+		return
+	case len(fb.Comment) > 4096:
+		s.fail(w, newAPIError(413, "limit", "comment", "at most 4096 bytes"))
+		return
+	}
+	id := *fb.DecisionID
+	rec := s.records.get(id)
+	if rec == nil {
+		s.fail(w, newAPIError(404, codeNotFound, "decision_id",
+			"unknown decision id (too old: the server remembers the last "+strconv.Itoa(s.opts.FeedbackEntries)+" decisions, or from before a restart)"))
+		return
+	}
+	s.metrics.feedback.WithLabelValues(*fb.Rating).Inc()
+	gap := *fb.Rating == "down"
+	if gap {
+		s.gaps.add("thumbs_down", rec.appendGapEvent(nil, "thumbs_down", fb.Comment), id, rec.policy)
+	}
+	out := []byte(`{"decision_id":`)
+	out = jsonx.AppendString(out, id)
+	out = append(out, `,"rating":`...)
+	out = jsonx.AppendString(out, *fb.Rating)
+	out = append(out, `,"gap_event":`...)
+	out = strconv.AppendBool(out, gap && s.gaps != nil)
+	out = append(out, '}')
+	writeJSON(w, http.StatusOK, out)
+}
+
+func feedbackDecodeError(err error) *apiError {
+	var te *json.UnmarshalTypeError
+	if ok := asType(err, &te); ok {
+		return newAPIError(422, "bad_field", te.Field, "must be a "+te.Type.String())
+	}
+	msg := err.Error()
+	if f, ok := cutPrefix(msg, "json: unknown field "); ok {
+		return newAPIError(422, "bad_field", trimQuotes(f), "unknown field")
+	}
+	return newAPIError(400, "bad_json", "", "feedback is not a JSON object: "+msg)
+}
+
+// handlePolicy: GET /v1/policy, the active policy document and identity.
+func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
+	a := s.cur.Load()
+	if a == nil {
+		s.fail(w, noPolicy)
+		return
+	}
+	doc := a.document
+	if len(doc) == 0 {
+		doc = policies.Default()
+	}
+	out := []byte(`{"policy":`)
+	out = appendRef(out, a.ref)
+	out = append(out, `,"source":`...)
+	out = jsonx.AppendString(out, a.source)
+	out = append(out, `,"loaded_at":`...)
+	out = jsonx.AppendString(out, a.loadedAt.Format(time.RFC3339))
+	out = append(out, `,"document":`...)
+	var c bytes.Buffer
+	if json.Compact(&c, doc) == nil {
+		out = append(out, c.Bytes()...)
+	} else {
+		out = append(out, "null"...)
+	}
+	out = append(out, '}')
+	writeJSON(w, http.StatusOK, out)
+}
+
+func appendRef(dst []byte, r policyRef) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = jsonx.AppendString(dst, r.Name)
+	dst = append(dst, `,"version":`...)
+	dst = jsonx.AppendString(dst, r.Version)
+	dst = append(dst, `,"sha256":`...)
+	dst = jsonx.AppendString(dst, r.SHA256)
+	return append(dst, '}')
+}
+
+// handleHealth: GET /healthz, 200 when a policy is loaded and the server is
+// not shutting down, else 503.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	a := s.cur.Load()
+	switch {
+	case s.closing.Load():
+		writeJSON(w, 503, []byte(`{"status":"shutting_down"}`))
+		return
+	case a == nil:
+		writeJSON(w, 503, []byte(`{"status":"no_policy"}`))
+		return
+	}
+	out := []byte(`{"status":"ok","policy":`)
+	out = appendRef(out, a.ref)
+	out = append(out, `,"module":`...)
+	out = jsonx.AppendString(out, s.moduleName())
+	if a.stats != nil {
+		st := a.stats()
+		out = append(out, `,"pool":{"size":`...)
+		out = strconv.AppendInt(out, int64(st.Size), 10)
+		out = append(out, `,"live":`...)
+		out = strconv.AppendInt(out, int64(st.Live), 10)
+		out = append(out, `,"in_use":`...)
+		out = strconv.AppendInt(out, int64(st.InUse), 10)
+		out = append(out, '}')
+	}
+	out = append(out, '}')
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) moduleName() string {
+	switch {
+	case s.opts.Native:
+		return "native"
+	case s.opts.Wasm != nil:
+		return "custom"
+	}
+	return s.opts.Module.String()
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ctxgate/ctxgate/host"
+)
+
+// FileConfig is the YAML configuration file (examples/serve/ctxgate.yaml).
+// Every key is optional; command-line flags override it. The
+// sufficient_context block is seed 002's gateway configuration, mapped onto
+// the policy by PolicySource.Load (docs/server.md explains the mapping).
+type FileConfig struct {
+	Listen   string   `yaml:"listen"`
+	Policy   string   `yaml:"policy"` // a policy file, a signed bundle, or a preset name
+	Trust    []string `yaml:"trust"`  // trust files: only policies they sign are loaded
+	Module   string   `yaml:"module"` // tinygo | go
+	PoolSize int      `yaml:"pool_size"`
+	Upstream string   `yaml:"upstream"`
+	FailOpen bool     `yaml:"fail_open"`
+	GapLog   string   `yaml:"gap_log"`
+
+	DocumentsPath string `yaml:"documents_path"`
+	QueryPath     string `yaml:"query_path"`
+	AnswerCheck   *bool  `yaml:"answer_check"`
+
+	Limits            FileLimits         `yaml:"limits"`
+	ReloadPoll        *Duration          `yaml:"reload_poll"`
+	SufficientContext *SufficientContext `yaml:"sufficient_context"`
+}
+
+// FileLimits are the server's limits (zero: the default).
+type FileLimits struct {
+	MaxBodyBytes     int64    `yaml:"max_body_bytes"`
+	MaxResponseBytes int64    `yaml:"max_response_bytes"`
+	ReadTimeout      Duration `yaml:"read_timeout"`
+	WriteTimeout     Duration `yaml:"write_timeout"`
+	IdleTimeout      Duration `yaml:"idle_timeout"`
+	GateTimeout      Duration `yaml:"gate_timeout"`
+	UpstreamTimeout  Duration `yaml:"upstream_timeout"`
+	ShutdownTimeout  Duration `yaml:"shutdown_timeout"`
+	FeedbackEntries  int      `yaml:"feedback_entries"`
+}
+
+// SufficientContext is seed 002's configuration block. Pointers record
+// presence: an absent key leaves the policy as it is.
+type SufficientContext struct {
+	// Enabled false: the block is ignored and gateway mode passes chat
+	// requests through ungated (x-ctxgate-action: skip). /v1/gate still
+	// answers: calling it is an explicit request for a decision.
+	Enabled     *bool `yaml:"enabled"`
+	MinContexts *int  `yaml:"min_contexts"`
+	Thresholds  struct {
+		Sufficient *float64 `yaml:"sufficient"`
+		Partial    *float64 `yaml:"partial"`
+	} `yaml:"thresholds"`
+	// RequireEmbeddings: a request whose decision could not compute the
+	// embedding-based relevance signal is rejected (422, field
+	// query_embedding) instead of being decided on words alone.
+	RequireEmbeddings bool `yaml:"require_embeddings"`
+	// DeclineInsufficient: true keeps (or makes) insufficient context a
+	// hard refusal; false turns it into a caveat (and no context at all
+	// into the fallback prompt). Absent: the policy's own actions.
+	DeclineInsufficient *bool `yaml:"decline_insufficient"`
+}
+
+// On reports whether the block is present and enabled (enabled defaults to
+// true when the block is present, as in seed 002's example).
+func (sc *SufficientContext) On() bool {
+	return sc != nil && (sc.Enabled == nil || *sc.Enabled)
+}
+
+// Duration reads "250ms", "10s" (Go syntax) from YAML.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration %s is negative", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ReadFileConfig reads and strictly decodes the YAML file: an unknown key is
+// an error naming it, so a typo does not silently keep a default.
+func ReadFileConfig(path string) (*FileConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFileConfig(data)
+}
+
+// ParseFileConfig decodes a YAML configuration document.
+func ParseFileConfig(data []byte) (*FileConfig, error) {
+	var c FileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) { // an empty file: every default
+			return &c, nil
+		}
+		return nil, errors.New("config: " + strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if sc := c.SufficientContext; sc != nil {
+		if sc.MinContexts != nil && *sc.MinContexts < 1 {
+			return nil, errors.New("config: sufficient_context.min_contexts: must be at least 1")
+		}
+		for _, t := range []struct {
+			name string
+			v    *float64
+		}{{"sufficient", sc.Thresholds.Sufficient}, {"partial", sc.Thresholds.Partial}} {
+			if t.v != nil && (*t.v <= 0 || *t.v > 1) {
+				return nil, fmt.Errorf("config: sufficient_context.thresholds.%s: must be in (0, 1], got %v", t.name, *t.v)
+			}
+		}
+		if s, p := sc.Thresholds.Sufficient, sc.Thresholds.Partial; s != nil && p != nil && *p >= *s {
+			return nil, errors.New("config: sufficient_context.thresholds: partial must be below sufficient")
+		}
+	}
+	return &c, nil
+}
+
+// Options turns the file configuration (with flags already applied to it)
+// into server Options.
+func (c *FileConfig) Options() (Options, error) {
+	o := Options{
+		Policy:           PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
+		PoolSize:         c.PoolSize,
+		Upstream:         c.Upstream,
+		FailOpen:         c.FailOpen,
+		GapLog:           c.GapLog,
+		MaxBodyBytes:     c.Limits.MaxBodyBytes,
+		MaxResponseBytes: c.Limits.MaxResponseBytes,
+		ReadTimeout:      time.Duration(c.Limits.ReadTimeout),
+		WriteTimeout:     time.Duration(c.Limits.WriteTimeout),
+		IdleTimeout:      time.Duration(c.Limits.IdleTimeout),
+		GateTimeout:      time.Duration(c.Limits.GateTimeout),
+		UpstreamTimeout:  time.Duration(c.Limits.UpstreamTimeout),
+		FeedbackEntries:  c.Limits.FeedbackEntries,
+	}
+	if c.ReloadPoll != nil {
+		o.ReloadPoll = time.Duration(*c.ReloadPoll)
+		if o.ReloadPoll == 0 {
+			o.ReloadPoll = -1 // "0s" in the file: no polling
+		}
+	}
+	if c.Module != "" {
+		m, err := host.ParseModule(c.Module)
+		if err != nil {
+			return o, errors.New("config: module: " + err.Error())
+		}
+		o.Module = m
+	}
+	if sc := c.SufficientContext; sc != nil {
+		o.GatewayOff = !sc.On()
+		o.RequireEmbeddings = sc.On() && sc.RequireEmbeddings
+	}
+	if c.AnswerCheck != nil {
+		o.NoAnswerCheck = !*c.AnswerCheck
+	}
+	for _, p := range []struct {
+		name string
+		s    string
+		dst  *[]string
+	}{{"documents_path", c.DocumentsPath, &o.DocumentsPath}, {"query_path", c.QueryPath, &o.QueryPath}} {
+		if p.s == "" {
+			continue
+		}
+		parts := strings.Split(p.s, ".")
+		for _, s := range parts {
+			if s == "" {
+				return o, errors.New("config: " + p.name + ": empty segment in " + strconv.Quote(p.s))
+			}
+		}
+		if p.name == "documents_path" && p.s == extensionField {
+			return o, errors.New(`config: documents_path: "ctxgate" is the extension field, which is always read`)
+		}
+		*p.dst = parts
+	}
+	return o, nil
+}

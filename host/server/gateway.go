@@ -1,0 +1,379 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// handleChat: POST /v1/chat/completions in gateway mode. The request's
+// retrieved documents are gated, then: inject/caveat rewrite the messages
+// (a system message with the constraint instructions and the <sources>
+// block, documents removed), fallback sends the minimal prompt, refuse
+// answers locally without calling the upstream. The upstream's JSON answer
+// gets the answer check (soft refusal, citations) and seed 002's
+// "sufficiency" object; a stream is relayed as it arrives, headers only.
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	if s.upstream == nil {
+		s.fail(w, newAPIError(404, codeNoUpstream, "", "gateway mode is off: start the server with --upstream URL"))
+		return
+	}
+	body, e := s.readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	if s.opts.GatewayOff {
+		s.forwardUngated(w, r, body, "skip", "")
+		return
+	}
+	c, err := parseChatBody(body, s.opts.DocumentsPath, s.opts.QueryPath)
+	if err == errNotGated {
+		s.forwardUngated(w, r, body, "skip", "")
+		return
+	}
+	if err != nil {
+		s.gateFailed(w, r, body, fromGateError(err))
+		return
+	}
+	_, d, e := s.decide(r, c.gateRequest(nil))
+	if e != nil {
+		s.gateFailed(w, r, body, renameField(c, e))
+		return
+	}
+	id := s.newID()
+	var emb []byte
+	if v := c.ext.Get("query_embedding"); v.Kind() == jsonx.Array && v.Len() > 0 {
+		emb = jsonx.AppendValue(nil, v)
+	}
+	s.remember(id, c.queryText(), emb, d)
+	s.metrics.gateway.WithLabelValues(d.Action).Inc()
+
+	var out []byte
+	check := false
+	switch gate.Action(d.Action) {
+	case gate.ActionRefuse:
+		s.refuse(w, c, d, id)
+		return
+	case gate.ActionInject, gate.ActionCaveat:
+		if c.lastUser < 0 {
+			s.gateFailed(w, r, body, newAPIError(422, gate.CodeBadField, "messages",
+				"the sources go before the last user message, and there is none"))
+			return
+		}
+		out = c.rewrite(systemText(d), "", false)
+		check = !s.opts.NoAnswerCheck
+	case gate.ActionFallback:
+		if d.Prompt != nil && d.Prompt.Minimal != "" && c.lastUser >= 0 {
+			out = c.rewrite("", d.Prompt.Minimal, true)
+		} else {
+			out = c.rewrite("", "", false)
+		}
+	default:
+		s.gateFailed(w, r, body, newAPIError(500, gate.CodeInternal, "", "the gate returned an unknown action "+strconv.Quote(d.Action)))
+		return
+	}
+	x := &exchange{d: d, id: id, check: check, tags: d.tags(), query: c.queryText(), stream: c.stream}
+	s.proxy(w, r, out, x)
+}
+
+// renameField gives a gate error the body's field names (documents[2]...,
+// messages[1].content) instead of the spliced gate request's.
+func renameField(c *chatBody, e *apiError) *apiError {
+	if e.Field == "" {
+		return e
+	}
+	ge := c.userField(&gate.Error{Code: e.Code, Field: e.Field, Message: e.Message}).(*gate.Error)
+	return newAPIError(e.Status, ge.Code, ge.Field, ge.Message)
+}
+
+// refuse answers a hard refusal locally: the upstream is never called.
+func (s *Server) refuse(w http.ResponseWriter, c *chatBody, d *decisionView, id string) {
+	msg := ""
+	if d.Refusal != nil {
+		msg = d.Refusal.Message
+	}
+	h := w.Header()
+	setDecisionHeaders(h, d, id)
+	if c.stream {
+		b := refusalStream(nil, c.model, msg)
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(b)
+		return
+	}
+	writeJSON(w, http.StatusOK, refusalCompletion(nil, c.model, msg, d))
+}
+
+// gateFailed handles a chat request the gate could not decide: fail open
+// sends the original body upstream untouched, fail closed answers the error.
+// Either way the client sees x-ctxgate-action: error and the code.
+func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, body []byte, e *apiError) {
+	s.metrics.gateway.WithLabelValues("error").Inc()
+	w.Header().Set(HeaderAction, "error")
+	w.Header().Set(HeaderError, e.Code)
+	if s.opts.FailOpen && e.Code != codeUnavailable {
+		s.metrics.errors.WithLabelValues(e.Code).Inc()
+		s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
+		s.forwardUngated(w, r, body, "error", e.Code)
+		return
+	}
+	s.fail(w, e)
+}
+
+// forwardUngated sends the original body upstream.
+func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, body []byte, action, code string) {
+	if action == "skip" {
+		s.metrics.gateway.WithLabelValues("skip").Inc()
+	}
+	s.proxy(w, r, body, &exchange{ungated: action, errCode: code})
+}
+
+// exchange is what the response path needs to know about the request.
+type exchange struct {
+	d      *decisionView // nil when ungated
+	id     string
+	check  bool     // run the answer check on a JSON answer
+	tags   []string // the S# tags the prompt offered
+	query  string
+	stream bool
+
+	ungated, errCode string // "skip" or "error" when d is nil
+}
+
+func (x *exchange) setHeaders(h http.Header) {
+	if x.d != nil {
+		setDecisionHeaders(h, x.d, x.id)
+		return
+	}
+	h.Set(HeaderAction, x.ungated)
+	if x.errCode != "" {
+		h.Set(HeaderError, x.errCode)
+	}
+}
+
+// hopHeaders are connection-level headers a proxy must not forward
+// (RFC 9110 section 7.6.1).
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func copyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	for _, c := range src.Values("Connection") {
+		for _, f := range strings.Split(c, ",") {
+			dst.Del(strings.TrimSpace(f))
+		}
+	}
+	for _, k := range hopHeaders {
+		dst.Del(k)
+	}
+	dst.Del("Content-Length")
+}
+
+// proxy sends body upstream and relays the answer.
+func (s *Server) proxy(w http.ResponseWriter, r *http.Request, body []byte, x *exchange) {
+	u := *s.upstream
+	u.Path = strings.TrimSuffix(u.Path, "/") + r.URL.Path
+	u.RawPath = ""
+	u.RawQuery = r.URL.RawQuery
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		s.fail(w, newAPIError(500, gate.CodeInternal, "", "cannot build the upstream request: "+err.Error()))
+		return
+	}
+	copyHeaders(req.Header, r.Header)
+	// Let the transport negotiate gzip and decompress: the answer check
+	// must read the JSON.
+	req.Header.Del("Accept-Encoding")
+	req.Header.Del("Host")
+	x.setHeaders(req.Header)
+	req.ContentLength = int64(len(body))
+
+	start := time.Now()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.metrics.upstream.WithLabelValues("error").Observe(time.Since(start).Seconds())
+		if r.Context().Err() != nil {
+			return // the client went away; nobody to answer
+		}
+		s.fail(w, newAPIError(502, codeUpstream, "", "upstream "+u.Host+": "+cleanErr(err)))
+		return
+	}
+	defer resp.Body.Close()
+	s.metrics.upstream.WithLabelValues("ok").Observe(time.Since(start).Seconds())
+
+	h := w.Header()
+	copyHeaders(h, resp.Header)
+	x.setHeaders(h)
+	ctype := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ctype, "text/event-stream"):
+		if x.check {
+			h.Set(HeaderAnswerCheck, "skipped-stream")
+			s.metrics.answerChecks.WithLabelValues("skipped_stream").Inc()
+		}
+		w.WriteHeader(resp.StatusCode)
+		s.relayStream(w, resp.Body)
+	case x.d != nil && resp.StatusCode == http.StatusOK && strings.HasPrefix(ctype, "application/json"):
+		s.relayChecked(w, r, resp, x)
+	default:
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}
+}
+
+// relayStream copies server-sent events as they arrive, flushing each read,
+// and moves the write deadline forward so a long generation is not cut by
+// the server's write timeout (only a stalled one is).
+func (s *Server) relayStream(w http.ResponseWriter, body io.Reader) {
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// relayChecked reads a JSON answer, checks it, and adds the "sufficiency"
+// object. An answer over MaxResponseBytes is relayed unchecked.
+func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, resp *http.Response, x *exchange) {
+	h := w.Header()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxResponseBytes+1))
+	if err != nil {
+		s.fail(w, newAPIError(502, codeUpstream, "", "reading the upstream answer: "+cleanErr(err)))
+		return
+	}
+	if int64(len(b)) > s.opts.MaxResponseBytes {
+		if x.check {
+			h.Set(HeaderAnswerCheck, "skipped-oversize")
+		}
+		w.WriteHeader(resp.StatusCode)
+		w.Write(b)
+		io.Copy(w, resp.Body)
+		return
+	}
+	root, perr := jsonx.Parse(b, maxBodyDepth)
+	if perr != nil || root.Kind() != jsonx.Object {
+		if x.check {
+			h.Set(HeaderAnswerCheck, "skipped-not-json")
+		}
+		writeRaw(w, resp.StatusCode, b)
+		return
+	}
+	if x.check {
+		s.checkAnswer(r, h, &root, x)
+	}
+	writeRaw(w, resp.StatusCode, withSufficiency(b, &root, x.d))
+}
+
+// checkAnswer runs the gate's answer check on choices[0].message.content and
+// reports it in headers; a soft refusal is a gap event.
+func (s *Server) checkAnswer(r *http.Request, h http.Header, root *jsonx.Value, x *exchange) {
+	content := root.Get("choices").Index(0).Get("message").Get("content")
+	if content.Kind() != jsonx.String {
+		h.Set(HeaderAnswerCheck, "skipped-no-content")
+		s.metrics.answerChecks.WithLabelValues("skipped_no_content").Inc()
+		return
+	}
+	in := []byte(`{"answer":`)
+	in = jsonx.AppendString(in, content.Str())
+	in = append(in, `,"tags":[`...)
+	for i, t := range x.tags {
+		if i > 0 {
+			in = append(in, ',')
+		}
+		in = jsonx.AppendString(in, t)
+	}
+	in = append(in, `],"query":`...)
+	in = jsonx.AppendString(in, x.query)
+	in = append(in, '}')
+	out, e := s.validate(r, in)
+	if e != nil {
+		h.Set(HeaderAnswerCheck, "error")
+		s.metrics.answerChecks.WithLabelValues("error").Inc()
+		s.log.Warn("gateway: answer check failed", "code", e.Code, "error", e.Message)
+		return
+	}
+	v := parseValidation(out)
+	s.answerChecked(v)
+	h.Set(HeaderAnswerCheck, "ok")
+	h.Set(HeaderSoftRefusal, strconv.FormatBool(v.SoftRefusal))
+	if len(v.Unknown) > 0 {
+		h.Set(HeaderUnknownCite, strings.Join(v.Unknown, ","))
+	}
+	h.Set(HeaderUncited, strconv.Itoa(len(v.Uncited)))
+	if v.SoftRefusal {
+		s.logSoftRefusal(x.id, v)
+	}
+}
+
+// withSufficiency adds "sufficiency": {score, level, factors} to the answer
+// object: spliced before the closing brace, so the upstream's bytes are kept;
+// an upstream "sufficiency" member is replaced.
+func withSufficiency(b []byte, root *jsonx.Value, d *decisionView) []byte {
+	empty := root.Len() == 0
+	if root.Get("sufficiency") != nil {
+		out := []byte{'{'}
+		n := 0
+		for i := 0; i < root.Len(); i++ {
+			if root.Key(i) == "sufficiency" {
+				continue
+			}
+			if n > 0 {
+				out = append(out, ',')
+			}
+			n++
+			out = jsonx.AppendString(out, root.Key(i))
+			out = append(out, ':')
+			out = jsonx.AppendValue(out, root.Member(i))
+		}
+		b, empty = append(out, '}'), n == 0
+	}
+	end := bytes.LastIndexByte(b, '}')
+	out := make([]byte, 0, len(b)+128)
+	out = append(out, b[:end]...)
+	if !empty {
+		out = append(out, ',')
+	}
+	out = append(out, `"sufficiency":`...)
+	out = appendSufficiency(out, d)
+	return append(out, b[end:]...)
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// cleanErr drops Go's "Post \"url\": " prefix from a client error.
+func cleanErr(err error) string {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) && ue.Unwrap() != nil {
+		return ue.Unwrap().Error()
+	}
+	return err.Error()
+}

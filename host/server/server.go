@@ -1,0 +1,369 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ctxgate/ctxgate/host"
+)
+
+// Options configure a Server. The zero value serves the built-in default
+// policy on the TinyGo module with every default limit and no gateway.
+type Options struct {
+	Policy PolicySource
+	// RequirePolicy makes New fail when the policy cannot be loaded.
+	// Otherwise the server starts without one, answers 503 until a reload
+	// (SIGHUP or a file change) loads a good policy.
+	RequirePolicy bool
+
+	Module   host.Module
+	Wasm     []byte // a custom module instead of Module
+	Native   bool   // run the core natively, without Wasm (for comparison only)
+	PoolSize int    // Wasm instances; default GOMAXPROCS
+	MaxPages uint32
+	CacheDir string
+
+	// Upstream is the OpenAI-compatible base URL gateway mode forwards to
+	// (the request path is appended). Empty: /v1/chat/completions is 404.
+	Upstream string
+	// FailOpen: when the gate cannot decide a chat request (bad body, bad
+	// field, timeout), pass it upstream unchanged instead of answering the
+	// error. Marked x-ctxgate-action: error either way.
+	FailOpen bool
+	// GatewayOff passes every chat request through ungated
+	// (sufficient_context.enabled: false).
+	GatewayOff bool
+	// DocumentsPath and QueryPath locate the retrieved documents and the
+	// question in a chat body (dotted paths), as in the Envoy filter.
+	// Defaults: "documents"; the last user message's content.
+	DocumentsPath []string
+	QueryPath     []string
+	// NoAnswerCheck disables the answer check (soft refusal, citations) on
+	// upstream answers.
+	NoAnswerCheck bool
+	// RequireEmbeddings rejects requests decided without embeddings (422).
+	RequireEmbeddings bool
+
+	// GapLog is the knowledge-gap JSONL file; empty: no log.
+	GapLog string
+	// FeedbackEntries bounds the decisions remembered for feedback.
+	FeedbackEntries int
+
+	MaxBodyBytes     int64         // request bodies; default 8 MiB (413 above)
+	MaxResponseBytes int64         // upstream JSON answers checked; larger pass unchecked
+	ReadTimeout      time.Duration // whole request, headers and body; default 30 s
+	WriteTimeout     time.Duration // response; default 120 s (a stream extends it per chunk)
+	IdleTimeout      time.Duration // keep-alive; default 120 s
+	GateTimeout      time.Duration // deadline of one gate call, pool wait included; default 1 s
+	UpstreamTimeout  time.Duration // until the upstream's response headers; default 120 s
+	// ReloadPoll is how often the policy files' mtimes are checked;
+	// default 2 s, negative: never (SIGHUP or Reload only).
+	ReloadPoll time.Duration
+
+	Logger *slog.Logger
+	// Transport reaches the upstream; default a clone of http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+func (o *Options) defaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = host.DefaultMaxInputBytes
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = 8 << 20
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 30 * time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 120 * time.Second
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 120 * time.Second
+	}
+	if o.GateTimeout <= 0 {
+		o.GateTimeout = time.Second
+	}
+	if o.UpstreamTimeout <= 0 {
+		o.UpstreamTimeout = 120 * time.Second
+	}
+	if o.ReloadPoll == 0 {
+		o.ReloadPoll = 2 * time.Second
+	}
+	if o.FeedbackEntries <= 0 {
+		o.FeedbackEntries = 10000
+	}
+	if len(o.DocumentsPath) == 0 {
+		o.DocumentsPath = []string{"documents"}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+}
+
+// Server is `ctxgate serve`. Create it with New, serve with Serve (or mount
+// Handler / HTTPServer), stop with Shutdown.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	cur      atomic.Pointer[active]
+	reloadMu sync.Mutex
+	metrics  *metrics
+	records  *records
+	gaps     *gapLog
+	upstream *url.URL
+	client   *http.Client
+	http     *http.Server
+	idPrefix string
+	idSeq    atomic.Uint64
+	closing  atomic.Bool
+
+	watchMu   sync.Mutex
+	watched   map[string]fileStamp
+	stopWatch chan struct{}
+	watchDone chan struct{}
+	shutdown  sync.Once
+}
+
+// New loads the policy, builds the gate and prepares the handlers. It does
+// not listen.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	opts.defaults()
+	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}}
+	s.metrics = newMetrics(s)
+	s.records = newRecords(opts.FeedbackEntries)
+	var pre [6]byte
+	rand.Read(pre[:])
+	s.idPrefix = hex.EncodeToString(pre[:]) + "-"
+	if opts.Upstream != "" {
+		u, err := url.Parse(opts.Upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errors.New("upstream: want an http(s) base URL such as http://127.0.0.1:8000, got " + strconv.Quote(opts.Upstream))
+		}
+		s.upstream = u
+		tr := opts.Transport
+		if tr == nil {
+			t := http.DefaultTransport.(*http.Transport).Clone()
+			t.ResponseHeaderTimeout = opts.UpstreamTimeout
+			t.MaxIdleConnsPerHost = 64
+			tr = t
+		}
+		s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if err := s.Reload(ctx); err != nil {
+		if opts.RequirePolicy {
+			return nil, err
+		}
+		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
+	}
+	if opts.GapLog != "" {
+		g, err := openGapLog(opts.GapLog, s.log, s.metrics)
+		if err != nil {
+			s.closeGate()
+			return nil, err
+		}
+		s.gaps = g
+	}
+	s.http = &http.Server{
+		Handler:           s.Handler(),
+		ReadTimeout:       opts.ReadTimeout,
+		ReadHeaderTimeout: min(opts.ReadTimeout, 10*time.Second),
+		WriteTimeout:      opts.WriteTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	if opts.ReloadPoll > 0 {
+		s.stopWatch, s.watchDone = make(chan struct{}), make(chan struct{})
+		go s.watch(opts.ReloadPoll)
+	}
+	return s, nil
+}
+
+// Handler routes the API. Each route checks its method and answers the
+// error JSON otherwise.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	route := func(path, method string, h http.HandlerFunc) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+				w.Header().Set("Allow", method)
+				s.fail(w, newAPIError(405, codeMethod, "", r.Method+" "+path+": use "+method))
+				return
+			}
+			h(w, r)
+		})
+	}
+	route("/v1/gate", http.MethodPost, s.handleGate)
+	route("/v1/validate", http.MethodPost, s.handleValidate)
+	route("/v1/feedback", http.MethodPost, s.handleFeedback)
+	route("/v1/policy", http.MethodGet, s.handlePolicy)
+	route("/healthz", http.MethodGet, s.handleHealth)
+	route("/v1/chat/completions", http.MethodPost, s.handleChat)
+	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
+	route("/metrics", http.MethodGet, metrics.ServeHTTP)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, newAPIError(404, codeNotFound, "", "no such endpoint: "+r.URL.Path))
+	})
+	return mux
+}
+
+// HTTPServer is the configured *http.Server (timeouts, handler). Serve uses
+// it; tests hand it to httptest.Server as its Config.
+func (s *Server) HTTPServer() *http.Server { return s.http }
+
+// Serve accepts connections on ln until Shutdown. It returns nil after a
+// graceful shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.http.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections, waits for requests in flight to
+// finish (bounded by ctx), then stops the policy watcher, closes the gate
+// and syncs the gap log. Safe to call more than once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	var err error
+	s.shutdown.Do(func() {
+		s.closing.Store(true)
+		err = s.http.Shutdown(ctx)
+		if s.stopWatch != nil {
+			close(s.stopWatch)
+			<-s.watchDone
+		}
+		s.reloadMu.Lock() // no reload may start a gate now
+		s.closeGate()
+		s.reloadMu.Unlock()
+		if cerr := s.gaps.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+func (s *Server) closeGate() {
+	if a := s.cur.Swap(nil); a != nil {
+		a.retire()
+	}
+}
+
+// newID returns a decision id: a random per-process prefix and a counter,
+// unique without coordination between requests.
+func (s *Server) newID() string {
+	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 10)
+}
+
+// fail writes an error answer and counts it.
+func (s *Server) fail(w http.ResponseWriter, e *apiError) {
+	s.metrics.errors.WithLabelValues(e.Code).Inc()
+	writeError(w, e)
+}
+
+// readBody reads a request body of at most MaxBodyBytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	limit := s.opts.MaxBodyBytes
+	if r.ContentLength > limit {
+		return nil, tooLarge(r.ContentLength, limit)
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mb *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mb):
+			return nil, tooLarge(-1, limit)
+		case errors.As(err, &ne) && ne.Timeout():
+			return nil, newAPIError(408, codeReadTimeout, "", "the request body did not arrive within the read timeout")
+		}
+		return nil, newAPIError(400, "bad_json", "", "cannot read the request body: "+err.Error())
+	}
+	return b, nil
+}
+
+func tooLarge(n, limit int64) *apiError {
+	msg := "request body exceeds max_body_bytes " + strconv.FormatInt(limit, 10)
+	if n >= 0 {
+		msg = "request body of " + strconv.FormatInt(n, 10) + " bytes exceeds max_body_bytes " + strconv.FormatInt(limit, 10)
+	}
+	return newAPIError(413, "limit", "body", msg)
+}
+
+// noPolicy is the answer while no policy is loaded.
+var noPolicy = newAPIError(503, "bad_policy", "policy", "no policy is loaded; fix the policy file and reload (SIGHUP)")
+
+// gateCtx bounds one gate call by the gate deadline.
+func (s *Server) gateCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), s.opts.GateTimeout)
+}
+
+// ---- policy file watching ----
+
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+func stamp(path string) fileStamp {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{st.ModTime(), st.Size()}
+}
+
+// watchFiles records the files the last load read and their current stamps.
+func (s *Server) watchFiles(files []string) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	s.watched = make(map[string]fileStamp, len(files))
+	for _, f := range files {
+		s.watched[f] = stamp(f)
+	}
+}
+
+// changed reports whether a watched file's mtime or size moved.
+func (s *Server) changed() bool {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	for f, old := range s.watched {
+		if stamp(f) != old {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) watch(every time.Duration) {
+	defer close(s.watchDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopWatch:
+			return
+		case <-t.C:
+			if s.changed() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				s.Reload(ctx)
+				cancel()
+			}
+		}
+	}
+}
