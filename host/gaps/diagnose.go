@@ -2,6 +2,7 @@ package gaps
 
 import (
 	"errors"
+	"math"
 	"sort"
 	"strconv"
 )
@@ -223,6 +224,9 @@ func diagnose(events []Event, idx []int32, sc SourceCounts, th *Thresholds) Diag
 }
 
 func f3(x float64) string {
+	if math.Abs(x) > 1e12 { // out of int64 range after scaling: leave as is
+		return ftoa(x)
+	}
 	return ftoa(float64(int64(x*1000+sign(x)*0.5)) / 1000)
 }
 
@@ -236,5 +240,8 @@ func sign(x float64) float64 {
 // round6 keeps reports byte-stable: numbers are rounded to 6 decimals like the
 // gate's own output.
 func round6(x float64) float64 {
+	if math.Abs(x) > 1e12 {
+		return x
+	}
 	return float64(int64(x*1e6+sign(x)*0.5)) / 1e6
 }

@@ -7,30 +7,32 @@ import (
 
 // The embedding path links two queries when the cosine of their embeddings
 // is at least the threshold (0.85, seed 003). Comparing all pairs is O(n²):
-// 100k events would be 5·10⁹ dot products. Instead, random-hyperplane LSH
-// (SimHash) proposes candidates and only candidates are compared exactly:
+// 100k events would be 5·10⁹ dot products. Above exactPairsBelow rows,
+// random-hyperplane LSH (SimHash) proposes candidates and only candidates are
+// compared exactly:
 //
-//   - Each vector gets a 128-bit signature: bit b is the sign of its
-//     projection on hyperplane b. Two vectors at angle θ disagree on a bit with
-//     probability θ/π, so the Hamming distance of two signatures estimates the
-//     angle for the price of two POPCNTs.
-//   - lshTables tables each key vectors by lshBits of those bits (a different
-//     deterministic sample per table); vectors sharing a key in any table are
-//     candidates. At cos 0.85 (θ ≈ 32°) one table catches a pair with
-//     probability 0.82¹⁰ ≈ 0.14, so 24 tables catch it with ≈ 0.97; at cos 0.95
-//     with ≈ 0.9999. Clusters are connected components, so a missed pair inside
-//     a cluster of three or more is usually joined through another member.
+//   - Each vector gets a 256-bit signature: bit b is the sign of its (mean-
+//     centred) projection on hyperplane b. Two vectors at angle θ disagree on a
+//     bit with probability θ/π, so the Hamming distance of two signatures
+//     estimates the angle for the price of four POPCNTs.
+//   - lshTables tables each key vectors by about log2(n) of those bits (a
+//     different deterministic sample per table), and each vector also probes
+//     the buckets one bit away (multi-probe). Clusters are connected
+//     components, so a missed pair inside a cluster of three or more is usually
+//     joined through another member.
 //   - A candidate whose Hamming distance is more than 5 standard deviations
 //     above what the threshold angle predicts is rejected without the dot
-//     product; that drops ~99.9% of unrelated candidates.
+//     product; the rest are linked only if the exact cosine passes, so every
+//     link is real.
 //
-// Hyperplanes are sparse (Achlioptas / Li et al. "very sparse random
+// Hyperplanes are sparse (Achlioptas; Li et al. "very sparse random
 // projections"): each touches 2·√dim coordinates (at least 32) with random
 // signs, which makes hashing 100k 384-dimension vectors ~10× cheaper than
 // dense Gaussian planes while keeping the sign-agreement probability.
 //
 // Everything random comes from splitmix64 with a fixed seed: the same input
-// gives the same candidates, the same unions, the same clusters.
+// gives the same candidates, the same unions, the same clusters. Measured
+// recall against all pairs: cluster_test.go and docs/gaps.md.
 const (
 	sigBits    = 256
 	sigWords   = sigBits / 64
