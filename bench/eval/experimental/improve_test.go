@@ -18,7 +18,7 @@ import (
 // score) can rank well at 20 and badly at 5.
 
 var improveNames = []string{"vec_top_gap", "vec_gap", "both_present", "rr_vec", "rr_bm25", "vec_next_gap",
-	"vec_ratio", "has_vec", "has_bm25", "rank_bm25_in", "bm25_top_gap_rel"}
+	"vec_ratio", "has_vec", "has_bm25", "rank_bm25_in", "bm25_top_gap_rel", "vector"}
 
 func improveTable(d *eval.DL19, k int) *table {
 	tb := &table{names: improveNames}
@@ -59,7 +59,7 @@ func improveTable(d *eval.DL19, k int) *table {
 				hb = 1
 			}
 			tb.rows = append(tb.rows, []float64{f.VecTopGap, f.VecGap, f.BothPresent, rrV, rrB, next,
-				ratio, hv, hb, f.RankBM25, 1 - f.BM25Rel})
+				ratio, hv, hb, f.RankBM25, 1 - f.BM25Rel, f.Vector})
 			tb.y = append(tb.y, it.ChunkRel[i])
 			tb.tune = append(tb.tune, it.Tune)
 			tb.group = append(tb.group, it.ID)
@@ -87,6 +87,7 @@ func TestImproveChunkRelevance(t *testing.T) {
 	}
 	d, _ := load(t)
 	t20, t10, t5 := improveTable(d, 20), improveTable(d, 10), improveTable(d, 5)
+	only := os.Getenv("CTXGATE_EVAL_ONLY") != ""
 	cands := [][]string{
 		{"vec_top_gap", "vec_gap", "both_present"}, // the proposal
 		{"vec_top_gap", "both_present"},            // k-independent
@@ -100,6 +101,14 @@ func TestImproveChunkRelevance(t *testing.T) {
 		{"vec_ratio", "both_present"},
 		{"vec_top_gap", "has_vec", "has_bm25"},
 		{"vec_top_gap", "both_present", "rr_bm25"},
+		// The absolute level back in: pooled over queries, a request whose
+		// best chunk is weak should score lower (matters most at small k).
+		{"vector", "both_present"},
+		{"vector", "vec_top_gap", "both_present"},
+		{"vector", "vec_top_gap", "vec_gap", "both_present"},
+	}
+	if only {
+		cands = cands[len(cands)-3:]
 	}
 	for _, c := range cands {
 		sub := t20.subset(c...)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ctxgate/ctxgate/bench/eval"
-	"github.com/ctxgate/ctxgate/bench/eval/experimental"
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/policies"
 )
@@ -14,16 +13,24 @@ import (
 // K is the number of hybrid passages per DL19 request.
 const K = 20
 
-// ProposedName labels the proposal computed by bench/eval/experimental:
-// shown beside the policies so the gain of porting it is visible, and
-// never confused with what the core does today.
-const ProposedName = "proposed (experimental, not in core yet)"
+// SmallK are the smaller request sizes the DL19 chunk score is also
+// measured at: hosts often send fewer than K chunks, and a per-chunk score
+// relative to the request can move with k.
+var SmallK = []int{5, 10}
+
+// Targets are issue 9's held-out AUROC goals.
+const (
+	TargetClapNQ = 0.80
+	TargetDL19   = 0.75
+)
 
 // PolicyResult is one policy's figures on both sets and both halves.
 type PolicyResult struct {
 	Name               string
 	ClapTune, ClapHeld SetResult
 	DL19Tune, DL19Held SetResult
+	// ChunkAUROCAtK is the held-out DL19 chunk AUROC at each of SmallK.
+	ChunkAUROCAtK []float64
 }
 
 // Report is everything docs/quality.md shows.
@@ -68,21 +75,16 @@ func Evaluate(dataDir string) (*Report, error) {
 			}
 			*x.dst = Measure(x.items, outs)
 		}
+		for _, k := range SmallK {
+			items := eval.Half(d.DL19Items(k), false)
+			outs, err := Run(e, items)
+			if err != nil {
+				return nil, errorf("policy "+name, err)
+			}
+			pr.ChunkAUROCAtK = append(pr.ChunkAUROCAtK, Measure(items, outs).ChunkAUROC)
+		}
 		rep.Policies = append(rep.Policies, pr)
 	}
-	pr := PolicyResult{Name: ProposedName}
-	for _, x := range []struct {
-		items []eval.Item
-		dst   *SetResult
-	}{{ct, &pr.ClapTune}, {ch, &pr.ClapHeld}, {dt, &pr.DL19Tune}, {dh, &pr.DL19Held}} {
-		outs := make([]Outcome, len(x.items))
-		for i, it := range x.items {
-			c, s, k := experimental.Proposed(it.Req)
-			outs[i] = Outcome{Confidence: c, Answered: c >= experimental.AnswerThreshold, ChunkScore: s, ChunkKept: k}
-		}
-		*x.dst = Measure(x.items, outs)
-	}
-	rep.Policies = append(rep.Policies, pr)
 	return rep, nil
 }
 
@@ -102,8 +104,8 @@ func (r *Report) Files() map[string][]byte {
 	files := map[string][]byte{}
 	var clapS, dlS []eval.Series
 	for _, p := range r.Policies {
-		clapS = append(clapS, curveSeries(p.Name, p.ClapHeld.Curve, p.Name == ProposedName))
-		dlS = append(dlS, curveSeries(p.Name, p.DL19Held.ChunkCurve, p.Name == ProposedName))
+		clapS = append(clapS, curveSeries(p.Name, p.ClapHeld.Curve, false))
+		dlS = append(dlS, curveSeries(p.Name, p.DL19Held.ChunkCurve, false))
 	}
 	files["docs/quality-clapnq.svg"] = eval.Plot{Title: "ClapNQ held-out: accuracy of answered vs coverage (from 5%)",
 		XLabel: "coverage (fraction answered, most confident first)", YLabel: "accuracy (answerable among answered)", YMin: 0.4, Series: clapS}.SVG()
@@ -115,9 +117,6 @@ func (r *Report) Files() map[string][]byte {
 
 func curveSeries(name string, pts []eval.CurvePoint, dashed bool) eval.Series {
 	s := eval.Series{Name: name, Dashed: dashed}
-	if name == ProposedName {
-		s.Name = "proposed (not in core)"
-	}
 	// Below 5% coverage a point is a handful of examples: plotting it only
 	// draws noise.
 	for _, p := range pts {
@@ -162,7 +161,21 @@ func (r *Report) markdown() string {
 	w("- **ClapNQ dev**: 300 answerable and 300 unanswerable questions, each with one on-topic Wikipedia passage and no retrieval scores, so only the lexical signals work. Label: answerable. Split by a hash of the question id: ", itoa(ct[0]), " tune, ", itoa(ct[1]), " held out.")
 	w("- **TREC DL19 passages**: 43 queries. Each request is the top ", itoa(K), " of a hybrid list (RRF, k=60, of BM25's and ada-002's top 100), with `scores.vector` = ada-002 cosine and `scores.bm25` = raw BM25, each sent only when that retriever returned the passage (absent, not 0, otherwise), and the passage text. Passage label: qrels grade >= 2 (unjudged = not relevant). Split by query id: ", itoa(dt[0]), " tune queries, ", itoa(dt[1]), " held out.")
 	w()
-	w("Every policy runs natively through `gate.Engine.Decide`. \"Answered\" means action `inject` or `caveat`; `fallback` and `refuse` withhold the evidence and count as \"I don't know\". Rates follow NoMIRACL (Thakur et al., 2024): **hallucination rate** = answered among the questions the evidence does not answer; **error rate** = withheld among the questions it does answer. The last row in every table is the proposal in `bench/eval/PROPOSAL.md`, computed by `bench/eval/experimental`: it is not what the core does yet.")
+	w("Every policy runs natively through `gate.Engine.Decide`. \"Answered\" means action `inject` or `caveat`; `fallback` and `refuse` withhold the evidence and count as \"I don't know\". Rates follow NoMIRACL (Thakur et al., 2024): **hallucination rate** = answered among the questions the evidence does not answer; **error rate** = withheld among the questions it does answer. The `default` policy's signals (`answer_coverage`, `chunk_relevance`) and operating points were fitted on the tune halves only (`bench/eval/PROPOSAL.md`, `bench/eval/quality/bands_test.go`); the held-out columns are the ones to judge it by.")
+	w()
+	w("## Targets (issue 9, held out)")
+	w()
+	w("| set, level | target | best single signal (held-out) | default (held-out) | met |")
+	w("|---|---|---|---|---|")
+	def := r.policy("default")
+	if def != nil {
+		w("| ClapNQ, query | >= ", f(TargetClapNQ), " | ", r.baseline("clapnq", "max query-term coverage"), " (max query-term coverage) | ", f(def.ClapHeld.AUROC), " | ", yesNo(def.ClapHeld.AUROC >= TargetClapNQ), " |")
+		w("| DL19, passage (hybrid top ", itoa(K), ", BM25 and ada-002 only) | >= ", f(TargetDL19), " | ", r.baseline("dl19", "raw vector"), " (raw ada-002) | ", f(def.DL19Held.ChunkAUROC), " | ", yesNo(def.DL19Held.ChunkAUROC >= TargetDL19), " |")
+		w()
+		if def.DL19Held.ChunkAUROC < TargetDL19 {
+			w("**The DL19 passage-level target is not met.** The default's chunk score beats raw ada-002 and raw BM25 held out, but stays below ", f(TargetDL19), ". Each DL19 half has only ", itoa(dt[0]), "/", itoa(dt[1]), " queries, and the halves disagree by several hundredths on the same signal (raw ada-002: ", r.baselineTune("dl19", "raw vector"), " tune against ", r.baseline("dl19", "raw vector"), " held out), so the gap is within the split's noise; we do not claim the target. Candidates tried on the tune half (reciprocal ranks from each retriever, the chunk's BM25 rank in the request, the gap to the next chunk's vector score, k-independent forms) did not raise the cross-validated AUROC on tune, so none was adopted (`bench/eval/PROPOSAL.md`, \"Trying to reach 0.75\"). The default's chunk score is also tied to ~20 chunks per request: at 5 it ranks passages worse than raw ada-002 (table below).")
+		}
+	}
 	w()
 	w("## Single-signal baselines (AUROC)")
 	w()
@@ -200,6 +213,25 @@ func (r *Report) markdown() string {
 	w()
 	w("![DL19 precision of kept passages](quality-dl19.svg)")
 	w()
+	w("### Chunk AUROC by request size (held out)")
+	w()
+	w("Requests of the top 5 and 10 hybrid passages instead of ", itoa(K), ". A per-chunk score relative to its request (the default's `chunk_relevance`, fitted at k = ", itoa(K), ") can lose meaning with fewer chunks; the pooled AUROC at different k is over different passages, so compare policies within a column, not across columns.")
+	w()
+	hdr, sep := "| policy |", "|---|"
+	for _, k := range SmallK {
+		hdr += " k = " + itoa(k) + " |"
+		sep += "---|"
+	}
+	w(hdr, " k = ", itoa(K), " |")
+	w(sep, "---|")
+	for _, p := range r.Policies {
+		row := "| " + p.Name + " |"
+		for _, v := range p.ChunkAUROCAtK {
+			row += " " + f(v) + " |"
+		}
+		w(row, " ", f(p.DL19Held.ChunkAUROC), " |")
+	}
+	w()
 	w("## DL19: query level")
 	w()
 	pos, n := 0, 0
@@ -219,6 +251,45 @@ func (r *Report) markdown() string {
 	w()
 	w("- Held-out halves are small (DL19: ", itoa(dt[1]), " queries): a difference of a few hundredths between policies is within the noise of the split.")
 	w("- n/a means the quantity is undefined on that half (for example, no negative example).")
-	w("- The signals behind the proposal, what did not help, and the exact formulas are in `bench/eval/PROPOSAL.md`.")
+	w("- The default's signals, what did not help, and the exact formulas are in `bench/eval/PROPOSAL.md` and `docs/policy.md`.")
 	return b.String()
+}
+
+func (r *Report) policy(name string) *PolicyResult {
+	for i := range r.Policies {
+		if r.Policies[i].Name == name {
+			return &r.Policies[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) findBaseline(set, signal string) *eval.Baseline {
+	for i := range r.Baselines {
+		if b := &r.Baselines[i]; b.Set == set && b.Signal == signal && b.Level != "passage (own top 20)" {
+			return b
+		}
+	}
+	return nil
+}
+
+func (r *Report) baseline(set, signal string) string {
+	if b := r.findBaseline(set, signal); b != nil {
+		return f(b.Held)
+	}
+	return "n/a"
+}
+
+func (r *Report) baselineTune(set, signal string) string {
+	if b := r.findBaseline(set, signal); b != nil {
+		return f(b.Tune)
+	}
+	return "n/a"
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
 }

@@ -32,8 +32,8 @@ func TestQualityReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Policies) < 6 {
-		t.Fatalf("got %d policies, want the 5 presets and the proposal", len(rep.Policies))
+	if len(rep.Policies) < 5 {
+		t.Fatalf("got %d policies, want the 5 presets", len(rep.Policies))
 	}
 	for _, p := range rep.Policies {
 		for _, x := range []struct {
