@@ -36,7 +36,9 @@ func decodeAnswer(data []byte, lim *Limits) (*Answer, *Error) {
 	if isBlank(data) {
 		return nil, errorf(CodeBadJSON, "", "empty request")
 	}
-	doc, err := parseJSON(data, l.MaxDepth)
+	// A valid answer input has at most max_chunks tags plus 6 other values,
+	// so the parse stops there instead of building a huge tree.
+	doc, err := gateParse(data, jsonx.Limits{MaxDepth: l.MaxDepth, MaxValues: l.MaxChunks + 8}, "max_chunks tags", false)
 	if err != nil {
 		return nil, err
 	}

@@ -65,13 +65,13 @@ func decodeRequest(data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
 	if isBlank(data) {
 		return nil, errorf(CodeBadJSON, "", "empty request")
 	}
-	var doc jsonx.Value
-	var err *Error
-	if inPlace {
-		doc, err = parseJSONInPlace(data, d.lim.MaxDepth)
-	} else {
-		doc, err = parseJSON(data, d.lim.MaxDepth)
-	}
+	// The value budget bounds the parsed tree's memory (each value costs
+	// 40-56 bytes): a request gets one value per 4 bytes of
+	// max_request_bytes (1 Mi values by default), more than any real request
+	// with embeddings needs, while a hostile 4 MiB "[0,0,0,..." is refused
+	// instead of becoming a 100+ MB tree.
+	pl := jsonx.Limits{MaxDepth: d.lim.MaxDepth, MaxValues: d.lim.MaxRequestBytes / 4}
+	doc, err := gateParse(data, pl, "one value per 4 bytes of max_request_bytes", inPlace)
 	if err != nil {
 		return nil, err
 	}

@@ -257,3 +257,35 @@ func TestDecodeRequestInPlaceMatches(t *testing.T) {
 		}
 	}
 }
+
+// A hostile request of tiny values is refused by the value budget before it
+// becomes a huge tree; the same budget admits a realistic request with
+// embeddings.
+func TestDecodeRequestValueBudget(t *testing.T) {
+	lim := &Limits{MaxRequestBytes: 4000}
+	hostile := `{"query":"q","chunks":[{"metadata":[` + strings.Repeat("0,", 1500) + `0]}]}`
+	_, err := DecodeRequest([]byte(hostile), lim)
+	if e, _ := err.(*Error); e == nil || e.Code != CodeLimit || e.Field != "" || !strings.Contains(e.Message, "more than 1000 values") {
+		t.Errorf("hostile request: %v", err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"query":"q","query_embedding":[`)
+	for i := 0; i < 3072; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("0.0123456")
+	}
+	b.WriteString(`]}`)
+	if _, err := DecodeRequest([]byte(b.String()), nil); err != nil {
+		t.Errorf("3072-dim embedding: %v", err)
+	}
+}
+
+func TestDecodeAnswerValueBudget(t *testing.T) {
+	in := `{"answer":"x","tags":[` + strings.Repeat(`"S1",`, 50) + `"S1"]}`
+	_, err := DecodeAnswer([]byte(in), &Limits{MaxChunks: 10})
+	if e, _ := err.(*Error); e == nil || e.Code != CodeLimit || !strings.Contains(e.Message, "more than 18 values") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -205,20 +205,26 @@ func strs(a *jsonx.Value, at path, code string) ([]string, *Error) {
 // parseJSON parses a document and maps parser errors to gate errors: a
 // syntax error is bad_json with the byte offset, too deep is a limit.
 func parseJSON(data []byte, maxDepth int) (jsonx.Value, *Error) {
-	return gateParse(jsonx.Parse, data, maxDepth)
+	return gateParse(data, jsonx.Limits{MaxDepth: maxDepth}, "", false)
 }
 
-// parseJSONInPlace is parseJSON without the copy; it consumes data
-// (jsonx.ParseInPlace).
-func parseJSONInPlace(data []byte, maxDepth int) (jsonx.Value, *Error) {
-	return gateParse(jsonx.ParseInPlace, data, maxDepth)
-}
-
-func gateParse(parse func([]byte, int) (jsonx.Value, error), data []byte, maxDepth int) (jsonx.Value, *Error) {
-	v, err := parse(data, maxDepth)
+// gateParse is parseJSON with every parser limit; inPlace parses without
+// copying and consumes data (jsonx.ParseInPlace). Too many values is a limit
+// error too; valuesWhy names where lim.MaxValues comes from.
+func gateParse(data []byte, lim jsonx.Limits, valuesWhy string, inPlace bool) (jsonx.Value, *Error) {
+	var v jsonx.Value
+	var err error
+	if inPlace {
+		v, err = jsonx.ParseInPlaceWith(data, lim)
+	} else {
+		v, err = jsonx.ParseWith(data, lim)
+	}
 	if err != nil {
 		if e, ok := err.(*jsonx.Error); ok && e.TooDeep {
-			return v, errorf(CodeLimit, "", "JSON "+e.Msg+" at offset "+strconv.Itoa(e.Offset))
+			return v, errorf(CodeLimit, "", "JSON "+e.Msg+" at offset "+strconv.Itoa(e.Offset)+" (max_depth)")
+		}
+		if e, ok := err.(*jsonx.Error); ok && e.TooMany {
+			return v, errorf(CodeLimit, "", "JSON has "+e.Msg+" at offset "+strconv.Itoa(e.Offset)+" ("+valuesWhy+")")
 		}
 		return v, errorf(CodeBadJSON, "", "invalid JSON at "+err.Error())
 	}

@@ -110,7 +110,10 @@ func TestParseJSONErrors(t *testing.T) {
 	if _, e := parseJSON([]byte(`{"a":`), 4); e == nil || e.Code != CodeBadJSON || e.Message != "invalid JSON at offset 5: expected a value, found end of input" {
 		t.Errorf("syntax: %+v", e)
 	}
-	if _, e := parseJSONInPlace([]byte(`[[[]]]`), 2); e == nil || e.Code != CodeLimit || e.Message != "JSON nesting deeper than 2 levels at offset 2" {
+	if _, e := gateParse([]byte(`[[[]]]`), jsonx.Limits{MaxDepth: 2}, "", true); e == nil || e.Code != CodeLimit || e.Message != "JSON nesting deeper than 2 levels at offset 2 (max_depth)" {
 		t.Errorf("depth: %+v", e)
+	}
+	if _, e := gateParse([]byte(`[1,2,3]`), jsonx.Limits{MaxValues: 2}, "why", false); e == nil || e.Code != CodeLimit || e.Message != "JSON has more than 2 values at offset 4 (why)" {
+		t.Errorf("values: %+v", e)
 	}
 }

@@ -7,12 +7,23 @@ import (
 )
 
 // Error is a parse error. Offset is the byte offset in the input where the
-// problem was found; Msg says what was expected. TooDeep marks the nesting
-// limit, which callers report as an input limit rather than a syntax error.
+// problem was found; Msg says what was expected. TooDeep and TooMany mark
+// the nesting and value-count limits, which callers report as input limits
+// rather than syntax errors.
 type Error struct {
 	Offset  int
 	Msg     string
 	TooDeep bool
+	TooMany bool
+}
+
+// Limits bound one parse; a zero field means no limit.
+type Limits struct {
+	MaxDepth int // nesting depth of arrays and objects
+	// MaxValues bounds the number of values, counting the top-level value
+	// and object keys. A parsed value costs 40-56 bytes, so a hostile 4 MB
+	// document of "0,0,..." would otherwise become a tree of over 100 MB.
+	MaxValues int
 }
 
 func (e *Error) Error() string { return "offset " + strconv.Itoa(e.Offset) + ": " + e.Msg }
@@ -38,12 +49,12 @@ func (e *Error) Error() string { return "offset " + strconv.Itoa(e.Offset) + ": 
 // copy and the value slabs, not one string per escaped value. The returned
 // Value never aliases data: the caller may reuse its buffer.
 func Parse(data []byte, maxDepth int) (Value, error) {
-	p := parser{src: append([]byte(nil), data...), maxDepth: maxDepth, stack: make([]Value, 0, 64)}
-	v, err := p.parse()
-	if err != nil {
-		return Value{}, err
-	}
-	return v, nil
+	return ParseWith(data, Limits{MaxDepth: maxDepth})
+}
+
+// ParseWith is Parse with every limit.
+func ParseWith(data []byte, lim Limits) (Value, error) {
+	return parseOwned(append([]byte(nil), data...), lim)
 }
 
 // ParseInPlace is Parse without the copy, for a caller that owns data and
@@ -51,7 +62,16 @@ func Parse(data []byte, maxDepth int) (Value, error) {
 // unescaped in place, so data is modified, and the returned Value aliases it.
 // The caller must not use or modify data afterwards.
 func ParseInPlace(data []byte, maxDepth int) (Value, error) {
-	p := parser{src: data, maxDepth: maxDepth, stack: make([]Value, 0, 64)}
+	return parseOwned(data, Limits{MaxDepth: maxDepth})
+}
+
+// ParseInPlaceWith is ParseInPlace with every limit.
+func ParseInPlaceWith(data []byte, lim Limits) (Value, error) {
+	return parseOwned(data, lim)
+}
+
+func parseOwned(data []byte, lim Limits) (Value, error) {
+	p := parser{src: data, maxDepth: lim.MaxDepth, maxValues: lim.MaxValues, values: 1, stack: make([]Value, 0, 64)} // values: the top-level one
 	v, err := p.parse()
 	if err != nil {
 		return Value{}, err
@@ -71,12 +91,14 @@ type frame struct {
 }
 
 type parser struct {
-	src      []byte // owned: escaped strings are rewritten in place
-	pos      int
-	maxDepth int
-	stack    []Value // items of the containers still open
-	frames   []frame
-	slab     []Value // finished containers' items are carved from here
+	src       []byte // owned: escaped strings are rewritten in place
+	pos       int
+	maxDepth  int
+	maxValues int
+	values    int
+	stack     []Value // items of the containers still open
+	frames    []frame
+	slab      []Value // finished containers' items are carved from here
 }
 
 func (p *parser) fail(msg string) *Error { return &Error{Offset: p.pos, Msg: msg} }
@@ -173,7 +195,9 @@ func (p *parser) parse() (Value, *Error) {
 				}
 				return v, nil
 			}
-			p.stack = append(p.stack, v)
+			if err := p.push(v); err != nil {
+				return Value{}, err
+			}
 			f := p.frames[len(p.frames)-1]
 			p.skipWS()
 			if p.pos >= len(p.src) {
@@ -223,7 +247,24 @@ func (p *parser) key() *Error {
 	}
 	p.pos++
 	p.skipWS()
-	p.stack = append(p.stack, Value{kind: String, str: s})
+	return p.push(Value{kind: String, str: s})
+}
+
+// push appends a finished value to the open container's items, counting it
+// against MaxValues. The scratch grows by doubling: append's 1.25x growth
+// for large slices would allocate about five times the final size for one
+// huge array.
+func (p *parser) push(v Value) *Error {
+	p.values++
+	if p.maxValues > 0 && p.values > p.maxValues {
+		return &Error{Offset: p.pos, Msg: "more than " + strconv.Itoa(p.maxValues) + " values", TooMany: true}
+	}
+	if len(p.stack) == cap(p.stack) {
+		grown := make([]Value, len(p.stack), 2*cap(p.stack)+16)
+		copy(grown, p.stack)
+		p.stack = grown
+	}
+	p.stack = append(p.stack, v)
 	return nil
 }
 

@@ -217,3 +217,33 @@ func TestParseInPlaceMatchesParse(t *testing.T) {
 		t.Error("ParseInPlace accepted a lone surrogate")
 	}
 }
+
+func TestParseMaxValues(t *testing.T) {
+	tests := []struct {
+		in  string
+		max int
+		ok  bool
+	}{
+		{`[1,2,3]`, 4, true}, // the array and its three elements
+		{`[1,2,3]`, 3, false},
+		{`{"a":1}`, 3, true}, // object, key, value
+		{`{"a":1}`, 2, false},
+		{`1`, 1, true},
+		{`[[],[],[]]`, 4, true},
+		{`[[],[],[]]`, 3, false},
+		{`[0,0,0,0,0,0,0,0]`, 0, true}, // 0: no limit
+	}
+	for _, tc := range tests {
+		_, err := ParseWith([]byte(tc.in), Limits{MaxValues: tc.max})
+		if (err == nil) != tc.ok {
+			t.Errorf("ParseWith(%s, max %d) err = %v, want ok=%v", tc.in, tc.max, err, tc.ok)
+		}
+		if err != nil && !err.(*Error).TooMany {
+			t.Errorf("ParseWith(%s): TooMany not set: %v", tc.in, err)
+		}
+		_, err2 := ParseInPlaceWith([]byte(tc.in), Limits{MaxValues: tc.max})
+		if (err2 == nil) != tc.ok {
+			t.Errorf("ParseInPlaceWith(%s, max %d) err = %v", tc.in, tc.max, err2)
+		}
+	}
+}
