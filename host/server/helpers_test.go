@@ -1,0 +1,226 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/policies"
+)
+
+// moduleBytes returns a real built module. Not built: skip, except under
+// CI=true, where skipping the product would be a false green.
+func moduleBytes(t testing.TB, m host.Module) []byte {
+	t.Helper()
+	if dir := os.Getenv("CTXGATE_WASM_DIR"); dir != "" {
+		if b, err := os.ReadFile(filepath.Join(dir, m.File())); err == nil {
+			return b
+		}
+	}
+	b, err := m.Bytes()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s module: %v", m, err)
+		}
+		t.Skipf("%s module not built (run make build): %v", m, err)
+	}
+	return b
+}
+
+// testServer is a Server behind a real listener (httptest) on 127.0.0.1.
+type testServer struct {
+	*Server
+	ts  *httptest.Server
+	url string
+	log *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs a server on the TinyGo module (unless opts chose another) with
+// polling off unless asked, and shuts it down after the test.
+func start(t testing.TB, opts Options) *testServer {
+	t.Helper()
+	if opts.Wasm == nil && !opts.Native {
+		opts.Wasm = moduleBytes(t, opts.Module)
+	}
+	if opts.ReloadPoll == 0 {
+		opts.ReloadPoll = -1
+	}
+	logs := &syncBuffer{}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	}
+	s, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config = s.HTTPServer()
+	ts.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		ts.Close()
+	})
+	return &testServer{Server: s, ts: ts, url: ts.URL, log: logs}
+}
+
+// policyFile returns the path of a preset policy in the repository.
+func policyPath(name string) string { return filepath.Join("..", "..", "policies", name+".json") }
+
+func preset(t testing.TB, name string) []byte {
+	t.Helper()
+	b, ok := policies.Get(name)
+	if !ok {
+		t.Fatalf("no preset %q", name)
+	}
+	return b
+}
+
+// request reads testdata/requests/<policy>/<name>.json.
+func request(t testing.TB, policy, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", policy, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func do(t testing.TB, method, url string, body []byte, hdr ...string) reply {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading body: %v", method, url, err)
+	}
+	return reply{resp.StatusCode, resp.Header, b}
+}
+
+func post(t testing.TB, url string, body []byte, hdr ...string) reply {
+	t.Helper()
+	return do(t, http.MethodPost, url, body, hdr...)
+}
+
+// errorOf decodes the error JSON and checks its shape: exactly
+// {"error":{"code","message","field"}}.
+func errorOf(t testing.TB, r reply) (code, field, msg string) {
+	t.Helper()
+	var env map[string]map[string]string
+	if err := json.Unmarshal(r.body, &env); err != nil || len(env) != 1 || env["error"] == nil {
+		t.Fatalf("status %d: not the error JSON: %s", r.status, r.body)
+	}
+	e := env["error"]
+	for _, k := range []string{"code", "message", "field"} {
+		if _, ok := e[k]; !ok {
+			t.Fatalf("error JSON lacks %q: %s", k, r.body)
+		}
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("error Content-Type = %q", ct)
+	}
+	return e["code"], e["field"], e["message"]
+}
+
+func wantError(t testing.TB, r reply, status int, code, field string) {
+	t.Helper()
+	c, f, msg := errorOf(t, r)
+	if r.status != status || c != code || f != field {
+		t.Fatalf("got %d %s field %q (%s), want %d %s field %q", r.status, c, f, msg, status, code, field)
+	}
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func decode(t testing.TB, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", truncate(b), err)
+	}
+}
+
+func truncate(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "..."
+	}
+	return string(b)
+}
+
+// eventually polls cond until it holds or the time is up.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = strings.TrimSpace
