@@ -110,11 +110,18 @@ func skipSpace(s string) string {
 }
 
 // formsFenceTag reports whether rest (what follows a '<') spells an optional
-// '/' and a fence tag name, ignoring case and whitespace.
+// '/' and a fence tag name, ignoring case and whitespace, or ends before a
+// name could start.
 func formsFenceTag(rest string) bool {
 	rest = skipSpace(rest)
 	if len(rest) > 0 && rest[0] == '/' {
 		rest = skipSpace(rest[1:])
+	}
+	// At the end of a field the next field may complete the tag: a title
+	// ending in "</" is followed by a line break and the chunk's text, which
+	// may start with "sources>".
+	if rest == "" {
+		return true
 	}
 	for _, tag := range fenceTags {
 		if len(rest) >= len(tag) && strings.EqualFold(rest[:len(tag)], tag) {
@@ -125,9 +132,12 @@ func formsFenceTag(rest string) bool {
 }
 
 // formsSourceTag reports whether rest (what follows a '[') starts with
-// optional spaces, 'S' or 's', and a digit.
+// optional spaces, 'S' or 's', and a digit, or is empty (see formsFenceTag).
 func formsSourceTag(rest string) bool {
 	rest = skipSpace(rest)
+	if rest == "" {
+		return true // "[" ending a title, "S9]" starting the text
+	}
 	return len(rest) >= 2 && (rest[0] == 'S' || rest[0] == 's') && rest[1] >= '0' && rest[1] <= '9'
 }
 
