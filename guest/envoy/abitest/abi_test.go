@@ -116,7 +116,7 @@ type tcase struct {
 
 func groups() []group {
 	return []group{
-		{name: "default", policy: "default", extra: `"max_body_bytes":65536`, cases: []tcase{
+		{name: "default", policy: testPolicy, extra: `"max_body_bytes":65536`, cases: []tcase{
 			{name: "inject", oracle: true, ex: chatEx("inject.json", 3, answer("At sea level water boils at 100 degrees Celsius [S1].")),
 				counters: decided("answer.checked"), check: checkInjected("inject")},
 			{name: "caveat", oracle: true, ex: chatEx("caveat.json", 1, answer("Water boils at 100 degrees Celsius on Earth [S1].")),
@@ -156,7 +156,7 @@ func groups() []group {
 			{name: "inject", oracle: true, ex: chatEx("inject.json", 1, answer("100 C [S1].")),
 				counters: decided("answer.checked"), check: checkInjected("inject")},
 		}},
-		{name: "open", policy: "default", extra: `"max_body_bytes":400,"on_oversize":"passthrough","fail_open":true`, cases: []tcase{
+		{name: "open", policy: testPolicy, extra: `"max_body_bytes":400,"on_oversize":"passthrough","fail_open":true`, cases: []tcase{
 			{name: "oversize passthrough", ex: chatEx("inject.json", 3, answer("x")),
 				counters: fixed("action.error", "error.limit"), logs: 1, check: checkPassedOpen("limit")},
 			{name: "oversize by content-length passthrough", ex: withLength(chatEx("inject.json", 1, answer("x"))),
@@ -166,7 +166,7 @@ func groups() []group {
 			{name: "within limit still gated", oracle: true, ex: chatEx("refuse.json", 1, answer("x")),
 				counters: decided("refusal.hard"), check: checkRefused("application/json")},
 		}},
-		{name: "closed", policy: "default", extra: `"max_body_bytes":400`, cases: []tcase{
+		{name: "closed", policy: testPolicy, extra: `"max_body_bytes":400`, cases: []tcase{
 			{name: "oversize rejected", ex: chatEx("inject.json", 3, answer("x")),
 				counters: fixed("action.error", "error.limit"), logs: 1, check: checkErrorReply(413, "limit", "body")},
 			{name: "oversize by content-length rejected", ex: withLength(chatEx("inject.json", 1, answer("x"))),

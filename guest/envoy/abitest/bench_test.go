@@ -13,10 +13,10 @@ import (
 func BenchmarkFilter(b *testing.B) {
 	ex := Exchange{Body: body(b, "inject.json"), Upstream: answer("At sea level water boils at 100 degrees Celsius [S1]."),
 		Headers: [][2]string{{"content-type", "application/json"}}}
-	config := policyConfig(b, "default", "")
+	config := policyConfig(b, testPolicy, "")
 
 	b.Run("core-evaluate", func(b *testing.B) {
-		e := engineFor(b, "default")
+		e := engineFor(b, testPolicy)
 		var chat struct {
 			Messages  []struct{ Content string }
 			Documents json.RawMessage

@@ -84,7 +84,7 @@ func TestEnvoyEndToEnd(t *testing.T) {
 	mu.Lock()
 	got := upstreamBodies[len(upstreamBodies)-1]
 	mu.Unlock()
-	o := decide(t, "default", body(t, "inject.json"))
+	o := decide(t, testPolicy, body(t, "inject.json"))
 	if bytes.Contains(got, []byte(`"documents"`)) || !strings.Contains(string(got), jsonString(o.Prompt.Sources)) {
 		t.Errorf("upstream body does not carry the core's <sources> block, or keeps the documents:\n%s", got)
 	}
@@ -148,6 +148,8 @@ func envoyConfig(t *testing.T, module string, upstream, listen, admin int) []byt
 	at(l, "address", "socket_address").(map[string]any)["port_value"] = listen
 	wasm := at(l, "filter_chains", 0, "filters", 0, "typed_config", "http_filters", 0, "typed_config", "config").(map[string]any)
 	at(wasm, "vm_config", "code", "local").(map[string]any)["filename"] = module
+	// The tests' own policy, so the sample bodies decide as they are named.
+	at(wasm, "configuration").(map[string]any)["value"] = string(policyConfig(t, testPolicy, ""))
 	cl := at(static, "clusters", 0).(map[string]any)
 	cl["type"] = "STATIC"
 	delete(cl, "transport_socket")
