@@ -160,13 +160,15 @@ func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error
 		return nil, newGateError("limit", "", "input is "+strconv.Itoa(len(input))+
 			" bytes; this host accepts at most "+strconv.Itoa(g.maxInput))
 	}
-	ctx, cancel := g.deadline(ctx)
-	defer cancel()
+	// Waiting for a free instance is bounded by the caller's context only:
+	// Timeout is the sandbox's limit on a guest's run, not a latency budget.
 	in, err := g.pool.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := in.call(ctx, fn, input)
+	runCtx, cancel := g.deadline(ctx)
+	out, err := in.call(runCtx, fn, input)
+	cancel()
 	var ge *GateError
 	healthy := err == nil || errors.As(err, &ge)
 	g.pool.release(in, healthy)

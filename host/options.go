@@ -29,8 +29,9 @@ type Options struct {
 	// Prewarm instances are made (and the policy checked) by New. Default 1,
 	// so a bad policy fails New rather than the first request; negative: none.
 	Prewarm int
-	// Timeout bounds each call, on top of the caller's context. Default 1 s;
-	// negative means only the caller's context bounds a call.
+	// Timeout bounds each run of the guest, on top of the caller's context.
+	// Default 1 s; negative means only the caller's context bounds a run.
+	// Waiting for a free instance is bounded by the caller's context alone.
 	Timeout time.Duration
 	// MaxPages caps each linear memory of an instance, in 64 KiB pages.
 	// Default 1024 (64 MiB). A guest that needs more traps and is replaced.

@@ -257,3 +257,47 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	t.Logf("%d calls, %d traps: %+v", workers*calls, traps, s)
 }
+
+// The native gate under many goroutines (run with -race): one Engine per
+// goroutine at a time, identical bytes for everyone.
+func TestNativeConcurrent(t *testing.T) {
+	n, err := NewNative(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := n.Evaluate(context.Background(), []byte(sampleRequest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				in := []byte(sampleRequest)
+				if i%5 == 0 {
+					in = []byte(`{"query":`)
+				}
+				got, err := n.Evaluate(context.Background(), in)
+				if i%5 == 0 {
+					var ge *GateError
+					if !errors.As(err, &ge) || ge.Code != "bad_json" {
+						t.Errorf("bad request: %v", err)
+						return
+					}
+					continue
+				}
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("Evaluate = %.60s, %v", got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n.Close(context.Background())
+	if _, err := n.Evaluate(context.Background(), []byte(sampleRequest)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}
