@@ -17,9 +17,12 @@ import (
 //     object is bad_json.
 //   - Unknown fields are bad_field "unknown field", except a chunk's
 //     "metadata", which may hold anything and is ignored.
+//   - An optional field given as null counts as absent (fields.go).
 //   - Limits (code "limit", naming the field): request bytes, nesting depth,
-//     query bytes, chunks per list, results_per_query lists, text bytes per
-//     chunk and in total, embedding dimensions. lim may be nil (defaults).
+//     JSON values (one per 4 bytes of max_request_bytes), query bytes,
+//     chunks per list, results_per_query lists, text bytes per chunk and in
+//     total, embedding dimensions. lim may be nil, and a zero field means
+//     the default (DefaultLimits).
 //
 // The returned error is always a *Error.
 func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
