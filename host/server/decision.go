@@ -10,9 +10,9 @@ import (
 // decisionView is the part of a decision JSON the server acts on. The
 // decision bytes themselves are forwarded untouched; this is read beside them.
 type decisionView struct {
-	Action     string      `json:"action"`
-	Level      string      `json:"level"`
-	Confidence json.Number `json:"confidence"`
+	Action     string          `json:"action"`
+	Level      string          `json:"level"`
+	Confidence json.Number     `json:"confidence"`
 	Signals    json.RawMessage `json:"signals"`
 	Chunks     []struct {
 		ID    string      `json:"id"`

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExampleConfig(t *testing.T) {
+	c, err := ReadFileConfig(filepath.Join("..", "..", "examples", "serve", "ctxgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := o.Policy.SufficientContext
+	if !sc.On() || *sc.MinContexts != 2 || *sc.Thresholds.Sufficient != 0.8 || *sc.DeclineInsufficient ||
+		o.GateTimeout != time.Second || o.ReloadPoll != 2*time.Second || o.GatewayOff || o.Upstream == "" || o.DocumentsPath[0] != "documents" {
+		t.Fatalf("options %+v", o)
+	}
+	l, err := o.Policy.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(l.source, "sufficient-context") {
+		t.Fatalf("source %q: the block should select the sufficient-context preset", l.source)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for doc, want := range map[string]string{
+		"listen: x\ncolour: red\n":                                             "colour",
+		"limits:\n  gate_timeout: soon\n":                                      "soon",
+		"sufficient_context:\n  thresholds:\n    partial: 1.5\n":               "partial",
+		"sufficient_context:\n  min_contexts: 0\n":                             "min_contexts",
+		"sufficient_context:\n  thresholds: {sufficient: 0.5, partial: 0.6}\n": "partial must be below",
+	} {
+		if _, err := ParseFileConfig([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want it to name %q", doc, err, want)
+		}
+	}
+	c, _ := ParseFileConfig([]byte("module: rust\n"))
+	if _, err := c.Options(); err == nil {
+		t.Error("unknown module accepted")
+	}
+	if c, err := ParseFileConfig(nil); err != nil || c.Listen != "" {
+		t.Errorf("empty file: %v", err)
+	}
+}
+
+// TestSufficientContextMapping runs seed 002's config through the real gate:
+// decline_insufficient false turns the sufficient-context preset's refusal
+// into a caveat (and no context at all into the fallback prompt); true keeps
+// refusing; thresholds move the band minimums.
+func TestSufficientContextMapping(t *testing.T) {
+	yes, no, two := true, false, 2
+	high := 0.95
+	for _, tc := range []struct {
+		decline          *bool
+		insufficient     string
+		noContext        string
+		sufficientThresh *float64
+	}{
+		{nil, "refuse", "refuse", nil},
+		{&no, "caveat", "fallback", nil},
+		{&yes, "refuse", "refuse", &high},
+	} {
+		sc := &SufficientContext{MinContexts: &two, DeclineInsufficient: tc.decline}
+		sc.Thresholds.Sufficient = tc.sufficientThresh
+		s := start(t, Options{Policy: PolicySource{SufficientContext: sc}})
+		for req, want := range map[string]string{"insufficient_decline": tc.insufficient, "no_context": tc.noContext} {
+			r := post(t, s.url+"/v1/gate", request(t, "sufficient-context", req))
+			if got := r.header.Get(HeaderAction); got != want {
+				t.Errorf("decline=%v %s: action %s, want %s", tc.decline, req, got, want)
+			}
+		}
+		var p struct {
+			Document struct {
+				Bands []struct {
+					Min   float64
+					Level string
+				}
+			}
+		}
+		decode(t, do(t, http.MethodGet, s.url+"/v1/policy", nil).body, &p)
+		want := 0.8
+		if tc.sufficientThresh != nil {
+			want = *tc.sufficientThresh
+		}
+		if p.Document.Bands[0].Level != "sufficient" || p.Document.Bands[0].Min != want {
+			t.Errorf("bands %+v, want sufficient min %v", p.Document.Bands, want)
+		}
+	}
+}
+
+func TestSufficientContextNeedsTheSignal(t *testing.T) {
+	two := 2
+	ps := PolicySource{Path: "wikigr", SufficientContext: &SufficientContext{MinContexts: &two}}
+	if _, err := ps.Load(); err == nil || !strings.Contains(err.Error(), "signals.sufficiency") {
+		t.Fatalf("err = %v", err)
+	}
+	// A signed policy cannot be rewritten.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"ctxgate_bundle":1,"policy":{},"signatures":[]}`), 0o644)
+	ps = PolicySource{Path: filepath.Join(dir, "b.json"), SufficientContext: &SufficientContext{MinContexts: &two}}
+	if _, err := ps.Load(); err == nil || !strings.Contains(err.Error(), "signed") {
+		t.Fatalf("err = %v", err)
+	}
+	_ = json.Valid
+}
