@@ -241,7 +241,7 @@ func TestBadConfigFailsStart(t *testing.T) {
 		{"unknown field", `{"failopen":true}`, "ctxgate: plugin configuration: failopen: unknown field"},
 		{"not JSON", `{"policy":`, "ctxgate: plugin configuration: (root): not JSON"},
 		{"bad policy", `{"policy":{"name":"broken"}}`, "ctxgate: plugin configuration: policy: "},
-		{"unverified bundle", `{"policy":{"ctxgate_bundle":1}}`, "signed policy bundles are not supported"},
+		{"bundle without trust keys", `{"policy":{"ctxgate_bundle":1}}`, "trust_keys: the policy is a signed bundle"},
 	}
 	for _, kind := range hostKinds(t) {
 		t.Run(kind.name, func(t *testing.T) {

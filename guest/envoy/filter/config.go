@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -13,11 +14,20 @@ import (
 // plugin from starting with one log line naming the field, so a mistake shows
 // up at deploy time and not as a stream of failed requests.
 type Config struct {
-	// Policy is the policy JSON object, or nil for the built-in default.
+	// Policy is the policy document, or nil for the built-in default. It is
+	// a plain policy or a signed bundle (docs/signing.md).
 	Policy []byte
-	// TrustKeys are the raw trust_keys JSON value, kept for signed policy
-	// bundles (see loadPolicy).
+	// PolicyExact is set when the policy came as a JSON string: its bytes
+	// are exactly what the operator wrote, so a bundle is checked byte for
+	// byte; an object has been through Envoy's config (YAML, protobuf
+	// Struct) and is re-encoded here.
+	PolicyExact bool
+	// TrustKeys are the raw trust_keys JSON value: the public keys a signed
+	// bundle must verify against.
 	TrustKeys []byte
+	// SignatureMode is the bundle mode: "hybrid" (default), "ed25519" or
+	// "ml-dsa-65".
+	SignatureMode string
 	// PathPrefix selects the requests the filter gates (POST only).
 	PathPrefix string
 	// DocumentsPath is the member path of the retrieved documents array.
@@ -87,17 +97,24 @@ func (c *Config) set(key string, v *jsonx.Value) error {
 	case "policy":
 		switch v.Kind() {
 		case jsonx.Object:
-			c.Policy = jsonx.AppendValue(nil, v)
+			c.Policy, c.PolicyExact = jsonx.AppendValue(nil, v), false
+		case jsonx.String:
+			c.Policy, c.PolicyExact = []byte(v.Str()), true
 		case jsonx.Null:
 			c.Policy = nil
 		default:
-			return &configError{key, "must be the policy JSON object (or a signed bundle object)"}
+			return &configError{key, "must be the policy (or signed bundle) as a JSON object or a string holding it"}
 		}
 	case "trust_keys":
-		if v.Kind() != jsonx.Array {
-			return &configError{key, "must be an array of public keys"}
+		if k := v.Kind(); k != jsonx.Array && k != jsonx.Object {
+			return &configError{key, `must be public keys: {"keys": [...]}, an array of keys, or one key`}
 		}
 		c.TrustKeys = jsonx.AppendValue(nil, v)
+	case "signature_mode":
+		if _, err := bundle.ParseMode(v.Str()); v.Kind() != jsonx.String || err != nil {
+			return &configError{key, `must be "hybrid", "ed25519" or "ml-dsa-65"`}
+		}
+		c.SignatureMode = v.Str()
 	case "path_prefix":
 		if v.Kind() != jsonx.String || !strings.HasPrefix(v.Str(), "/") {
 			return &configError{key, "must be a string starting with '/'"}

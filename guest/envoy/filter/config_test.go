@@ -1,9 +1,14 @@
 package filter
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -21,7 +26,8 @@ func TestParseConfig(t *testing.T) {
 		{name: "empty object", in: "{}", want: func(*Config) {}},
 		{name: "all options", in: `{"policy":{"name":"p","version":"1"},"path_prefix":"/api/chat",
 			"documents_path":"extra.docs","query_path":"input.question","max_body_bytes":2048,
-			"on_oversize":"passthrough","fail_open":true,"soft_refusal_check":false,"trust_keys":["k"]}`,
+			"on_oversize":"passthrough","fail_open":true,"soft_refusal_check":false,"trust_keys":["k"],
+			"signature_mode":"ed25519"}`,
 			want: func(c *Config) {
 				c.Policy = []byte(`{"name":"p","version":"1"}`)
 				c.PathPrefix = "/api/chat"
@@ -32,14 +38,18 @@ func TestParseConfig(t *testing.T) {
 				c.FailOpen = true
 				c.SoftRefusalCheck = false
 				c.TrustKeys = []byte(`["k"]`)
+				c.SignatureMode = "ed25519"
 			}},
+		{name: "policy as a string keeps its bytes", in: `{"policy":"{\"name\": \"p\"}"}`,
+			want: func(c *Config) { c.Policy, c.PolicyExact = []byte(`{"name": "p"}`), true }},
 		{name: "null policy is the default", in: `{"policy":null}`, want: func(*Config) {}},
 		{name: "empty query path is the default", in: `{"query_path":""}`, want: func(*Config) {}},
 		{name: "not JSON", in: `{"policy":`, err: "(root): not JSON"},
 		{name: "not an object", in: `[]`, err: "(root): must be a JSON object"},
 		{name: "duplicate key", in: `{"fail_open":true,"fail_open":false}`, err: "(root): not JSON"},
 		{name: "unknown field", in: `{"failopen":true}`, err: "failopen: unknown field"},
-		{name: "policy string", in: `{"policy":"default"}`, err: "policy: must be the policy JSON object"},
+		{name: "policy number", in: `{"policy":5}`, err: "policy: must be the policy (or signed bundle)"},
+		{name: "signature mode", in: `{"signature_mode":"rsa"}`, err: "signature_mode: must be"},
 		{name: "max body zero", in: `{"max_body_bytes":0}`, err: "max_body_bytes: must be a positive integer"},
 		{name: "max body fraction", in: `{"max_body_bytes":1.5}`, err: "max_body_bytes: must be a positive integer"},
 		{name: "max body string", in: `{"max_body_bytes":"1"}`, err: "max_body_bytes: must be a positive integer"},
@@ -49,7 +59,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "empty path segment", in: `{"documents_path":"a..b"}`, err: "documents_path: empty segment"},
 		{name: "documents path empty", in: `{"documents_path":""}`, err: "documents_path: must not be empty"},
 		{name: "documents path is the extension", in: `{"documents_path":"ctxgate"}`, err: "documents_path:"},
-		{name: "trust_keys object", in: `{"trust_keys":{}}`, err: "trust_keys: must be an array"},
+		{name: "trust_keys string", in: `{"trust_keys":"k"}`, err: "trust_keys: must be public keys"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,12 +86,55 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-func TestLoadPolicyRefusesUnverifiedBundle(t *testing.T) {
-	c, err := ParseConfig([]byte(`{"policy":{"ctxgate_bundle":1,"policy":{}}}`))
+// TestLoadPolicyBundles uses gate/bundle's fixed test vector: a hybrid
+// (Ed25519 + ML-DSA-65) bundle and the keys that signed it.
+func TestLoadPolicyBundles(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "gate", "bundle", "testdata", "vector")
+	b, err := os.ReadFile(filepath.Join(dir, "bundle.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadPolicy(c); err == nil || !strings.Contains(err.Error(), "signed policy bundles") {
-		t.Fatalf("loadPolicy(bundle) = %v, want a refusal", err)
+	trust, err := os.ReadFile(filepath.Join(dir, "trust.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := bundle.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := string(jsonx.AppendString(nil, string(b)))
+	tampered := strings.Replace(string(b), `"name":"vector"`, `"name":"vectoR"`, 1)
+	tests := []struct {
+		name, config string
+		err          string // "" means the bundle opens to its signed policy
+	}{
+		{"bundle as a string", `{"policy":` + quoted + `,"trust_keys":` + string(trust) + `}`, ""},
+		{"bundle as an object", `{"policy":` + string(b) + `,"trust_keys":` + string(trust) + `}`, ""},
+		{"ed25519 only", `{"policy":` + quoted + `,"trust_keys":` + string(trust) + `,"signature_mode":"ed25519"}`, ""},
+		{"no trust keys", `{"policy":` + quoted + `}`, "trust_keys"},
+		{"tampered", `{"policy":` + tampered + `,"trust_keys":` + string(trust) + `}`, "signature"},
+		{"plain policy with trust keys", `{"policy":{"name":"p"},"trust_keys":` + string(trust) + `}`, "must be a signed bundle"},
+		{"trust keys without a policy", `{"trust_keys":` + string(trust) + `}`, "no signed policy bundle"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tt.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := loadPolicy(c)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("loadPolicy = %v, want an error containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(parsed.Policy) {
+				t.Errorf("opened policy %s, want the signed canonical bytes %s", got, parsed.Policy)
+			}
+		})
 	}
 }

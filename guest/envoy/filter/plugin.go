@@ -11,6 +11,7 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -70,19 +71,42 @@ func (p *plugin) OnPluginStart(size int) types.OnPluginStartStatus {
 }
 
 // loadPolicy returns the policy JSON to compile. A signed bundle (an object
-// with a "ctxgate_bundle" member) must be verified against trust_keys before
-// its policy is used; until the bundle verifier is wired in here, a bundle is
-// refused rather than misread as a plain policy.
+// with a "ctxgate_bundle" member) is verified here, inside the sandbox,
+// against trust_keys, and only the policy it carries (the canonical bytes
+// that were signed) is compiled; a bundle is never read as a plain policy.
 func loadPolicy(cfg *Config) ([]byte, error) {
 	if len(cfg.Policy) == 0 {
+		if len(cfg.TrustKeys) > 0 {
+			return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: "trust_keys", Message: "set, but no signed policy bundle is configured"}
+		}
 		return nil, nil
 	}
-	v, err := jsonx.Parse(cfg.Policy, maxConfigDepth)
-	if err == nil && v.Get("ctxgate_bundle") != nil {
-		return nil, &gate.Error{Code: gate.CodeBadPolicy,
-			Message: "signed policy bundles are not supported by this filter build yet"}
+	if !bundle.IsBundle(cfg.Policy) {
+		if len(cfg.TrustKeys) > 0 {
+			return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: "policy", Message: "trust_keys are set, so the policy must be a signed bundle"}
+		}
+		return cfg.Policy, nil
 	}
-	return cfg.Policy, nil
+	if len(cfg.TrustKeys) == 0 {
+		return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: "trust_keys", Message: "the policy is a signed bundle; configure the keys it must verify against"}
+	}
+	trust, err := bundle.ParseTrust(cfg.TrustKeys)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := bundle.ParseMode(cfg.SignatureMode)
+	if err != nil {
+		return nil, err
+	}
+	opts := bundle.Options{Trust: trust, Mode: mode}
+	if cfg.PolicyExact {
+		return bundle.OpenWith(cfg.Policy, opts)
+	}
+	v, err := jsonx.Parse(cfg.Policy, maxConfigDepth)
+	if err != nil {
+		return nil, err
+	}
+	return bundle.OpenValue(&v, opts)
 }
 
 func (p *plugin) NewHttpContext(uint32) types.HttpContext { return &stream{p: p} }
