@@ -8,7 +8,8 @@
 # module, and a small router picks one by the first path segment
 # (/<policy>/v1/gate -> that Worker's /v1/gate). "default-upstream" is the
 # default policy with a gateway upstream (testupstream.js, a stand-in for an
-# LLM API that echoes what it received), for the gateway test.
+# LLM API that echoes what it received), for the gateway test; "builtin" has
+# no POLICY binding and runs the module's built-in default policy.
 #
 # Paths are relative to this file: build the module first (make build).
 
@@ -23,6 +24,7 @@ const config :Workerd.Config = (
     (name = "support-agent", worker = .gateSupportAgent),
     (name = "wikigr", worker = .gateWikigr),
     (name = "default-upstream", worker = .gateDefaultUpstream),
+    (name = "builtin", worker = .gateBuiltin),
     (name = "upstream", worker = .testUpstream),
   ],
   sockets = [
@@ -54,6 +56,7 @@ const router :Workerd.Worker = (
     (name = "support-agent", service = "support-agent"),
     (name = "wikigr", service = "wikigr"),
     (name = "default-upstream", service = "default-upstream"),
+    (name = "builtin", service = "builtin"),
   ],
 );
 
@@ -106,6 +109,12 @@ const gateDefaultUpstream :Workerd.Worker = (
     # Small, so the test can send an oversized body cheaply.
     (name = "MAX_BODY_BYTES", text = "65536"),
   ],
+);
+
+# No POLICY binding: the module's built-in default policy.
+const gateBuiltin :Workerd.Worker = (
+  modules = .gateModules,
+  compatibilityDate = .compat,
 );
 
 const testUpstream :Workerd.Worker = (

@@ -40,12 +40,28 @@ export class Gate {
     const manifest = wasm instanceof WebAssembly.Module
       ? { wasm: [{ module: wasm }] }
       : { wasm: [{ data: exact(wasm) }] };
-    const plugin = await createPlugin(manifest, {
-      // Both builds are WASI reactors: the SDK calls _initialize only with WASI.
-      useWasi: true,
-      runInWorker: false,
-      config: { ...extraConfig, policy: policyJSON },
-    });
+    // An empty policy means the module's built-in default, which is an
+    // absent key: the SDK cannot hand the guest an empty config value (its
+    // config_get throws "failed to store output" on "").
+    const config = { ...extraConfig };
+    if (policyJSON) config.policy = policyJSON;
+    // The browser build's WASI shim turns its debug log on when no debug
+    // option is given (and the SDK gives none), binding console.log when the
+    // instance is made: the guest's start-up would print "wasi: 0 0" into a
+    // CLI's output. Muting console.log for just this await binds a no-op.
+    const log = console.log;
+    console.log = () => {};
+    let plugin;
+    try {
+      plugin = await createPlugin(manifest, {
+        // Both builds are WASI reactors: the SDK calls _initialize only with WASI.
+        useWasi: true,
+        runInWorker: false,
+        config,
+      });
+    } finally {
+      console.log = log;
+    }
     return new Gate(plugin);
   }
 

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# test-edge.sh: the gate module in workerd, Node and Deno (issue 7).
+#
+#   scripts/test-edge.sh            # all three; needs host/wasm/ctxgate.wasm (make build)
+#   scripts/test-edge.sh edge node  # only the named runtimes: edge node deno
+#
+# 1. npm ci in examples/ (from the lockfile; skipped when node_modules was
+#    installed from this very lockfile, CTXGATE_NPM_CI=1 forces it);
+# 2. workerd serve examples/edge/config.capnp on 127.0.0.1, on a port the OS
+#    picked (probed; retried if another process takes it first);
+# 3. examples/edge/test.mjs posts every golden request and requires each
+#    decision byte-identical to the golden file (the Go runner's bytes),
+#    malformed input must give the error JSON with its 4xx, plus the gateway;
+# 4. workerd is stopped by its PID, TERM then KILL within STOP_TIMEOUT
+#    seconds, on every exit path (trap);
+# 5. the same golden check under Node (examples/node/check.mjs) and Deno
+#    (examples/deno/check.ts).
+#
+# Each runtime prints "<runtime>: N passed, M failed"; per-call timings are
+# printed after it (reported, never asserted; CTXGATE_TIMING=0 skips them).
+# Every wait is bounded. Exit status: 1 when any runtime failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+EX=$ROOT/examples
+WASM=${CTXGATE_WASM:-$ROOT/host/wasm/ctxgate.wasm}
+START_TIMEOUT=${START_TIMEOUT:-30}  # seconds for workerd to answer /healthz
+STOP_TIMEOUT=${STOP_TIMEOUT:-10}    # seconds from TERM to a dead workerd
+RUN_TIMEOUT=${RUN_TIMEOUT:-600}     # seconds for one runtime's check
+
+log() { echo "test-edge: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+runtimes=("$@")
+[ ${#runtimes[@]} -gt 0 ] || runtimes=(edge node deno)
+for r in "${runtimes[@]}"; do
+	case "$r" in edge | node | deno) ;; *) die "unknown runtime $r (want edge node deno)" ;; esac
+done
+
+command -v node >/dev/null || die "node is not installed (Node 20: apt-get install nodejs npm)"
+[ -f "$WASM" ] || die "$WASM is missing: run make build"
+export CTXGATE_WASM=$WASM
+
+# 1. npm ci, unless node_modules already holds exactly this lockfile.
+stamp=$EX/node_modules/.ctxgate-lock.sha256
+want=$(sha256sum "$EX/package-lock.json" | cut -d' ' -f1)
+if [ "${CTXGATE_NPM_CI:-}" = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	log "npm ci (examples/package-lock.json)"
+	timeout 600 npm ci --prefix "$EX" --prefer-offline --no-audit --no-fund --loglevel=error >&2
+	echo "$want" >"$stamp"
+fi
+
+failed=0
+workerd_pid=""
+logfile=$(mktemp "${TMPDIR:-/tmp}/ctxgate-workerd.XXXXXX")
+
+# stop_workerd: TERM, wait up to STOP_TIMEOUT, then KILL. Only our PID.
+stop_workerd() {
+	[ -n "$workerd_pid" ] || return 0
+	local pid=$workerd_pid t0 waited
+	workerd_pid=""
+	kill -TERM "$pid" 2>/dev/null || return 0
+	t0=$(date +%s%N)
+	for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "workerd (pid $pid) ignored TERM for ${STOP_TIMEOUT}s; KILL"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+	waited=$((($(date +%s%N) - t0) / 1000000))
+	log "workerd (pid $pid) stopped in ${waited} ms"
+}
+cleanup() {
+	stop_workerd
+	rm -f "$logfile"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# free_port asks the OS for an unused port (bind to 0, read it, release it).
+# Another process may take it before workerd binds: start_workerd retries.
+free_port() {
+	node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+start_workerd() {
+	local port attempt
+	for attempt in 1 2 3; do
+		port=$(free_port)
+		"$EX/node_modules/.bin/workerd" serve "$EX/edge/config.capnp" \
+			--socket-addr "http=127.0.0.1:$port" >"$logfile" 2>&1 &
+		workerd_pid=$!
+		for ((i = 0; i < START_TIMEOUT * 10; i++)); do
+			if ! kill -0 "$workerd_pid" 2>/dev/null; then
+				break
+			fi
+			if curl -fsS -m 2 -o /dev/null "http://127.0.0.1:$port/default/healthz" 2>/dev/null; then
+				PORT=$port
+				log "workerd (pid $workerd_pid) serving on 127.0.0.1:$port"
+				return 0
+			fi
+			sleep 0.1
+		done
+		if kill -0 "$workerd_pid" 2>/dev/null; then
+			stop_workerd
+			log "workerd did not answer within ${START_TIMEOUT}s"
+			sed 's/^/  workerd: /' "$logfile" >&2
+			return 1
+		fi
+		wait "$workerd_pid" 2>/dev/null || true
+		workerd_pid=""
+		if grep -q "Address already in use" "$logfile"; then
+			log "port $port was taken before workerd bound it (attempt $attempt); another port"
+			continue
+		fi
+		log "workerd exited at start:"
+		sed 's/^/  workerd: /' "$logfile" >&2
+		return 1
+	done
+	return 1
+}
+
+run_edge() {
+	start_workerd || return 1
+	local rc=0
+	timeout "$RUN_TIMEOUT" node "$EX/edge/test.mjs" "http://127.0.0.1:$PORT" || rc=$?
+	stop_workerd
+	return $rc
+}
+
+run_node() {
+	NODE_NO_WARNINGS=1 timeout "$RUN_TIMEOUT" node "$EX/node/check.mjs"
+}
+
+run_deno() {
+	# DENO_DIR in a temp dir: nothing is fetched (the npm package comes from
+	# examples/node_modules), and nothing is written into $HOME.
+	local dir rc=0
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/ctxgate-deno.XXXXXX")
+	(cd "$EX" && DENO_DIR=$dir DENO_NO_UPDATE_CHECK=1 NO_COLOR=1 timeout "$RUN_TIMEOUT" \
+		node_modules/.bin/deno run --quiet --allow-read --allow-env --allow-write=/dev/null deno/check.ts) || rc=$?
+	rm -rf "$dir"
+	return $rc
+}
+
+for r in "${runtimes[@]}"; do
+	log "$r"
+	if ! "run_$r"; then
+		log "$r: FAILED"
+		failed=1
+	fi
+done
+exit $failed
