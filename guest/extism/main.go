@@ -11,11 +11,16 @@
 package main
 
 import (
+	"unsafe"
+
 	"github.com/ctxgate/ctxgate/guest/extism/plugin"
 	"github.com/extism/go-pdk"
 )
 
-var guest = plugin.New(pdk.GetConfig)
+var (
+	guest = plugin.New(pdk.GetConfig)
+	raw   = plugin.NewRaw(guest)
+)
 
 //go:wasmexport evaluate
 func evaluate() int32 { return reply(guest.Evaluate(pdk.Input())) }
@@ -35,6 +40,44 @@ func reply(out, errJSON []byte) int32 {
 	}
 	pdk.Output(out)
 	return 0
+}
+
+// The raw exports are for the bundled Go runner (host/raw.go,
+// docs/performance.md): the host writes the input straight into this
+// module's memory and reads the result from it, instead of the Extism
+// kernel's 8-bytes-per-host-call copies. The Extism exports above stay for
+// every other host.
+
+// ctxgate_input returns the address of n writable bytes for the next
+// ctxgate_call's input (0 if n is negative). The address stays valid for
+// every later call of at most n bytes, until the next ctxgate_input, so a
+// host asks again only when an input is larger than any before.
+//
+//go:wasmexport ctxgate_input
+func rawInput(n int32) uint32 {
+	b := raw.Input(int(n))
+	if cap(b) == 0 {
+		return 0
+	}
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+// ctxgate_call runs op (0 evaluate, 1 validate, 2 describe) over the first n
+// input bytes. The result is packed as address<<32 | length, with bit 31 set
+// when it is the error JSON; it stays valid until the next call.
+//
+//go:wasmexport ctxgate_call
+func rawCall(op, n int32) uint64 {
+	out, isErr := raw.Call(plugin.Op(op), int(n))
+	var addr uint32
+	if len(out) > 0 {
+		addr = uint32(uintptr(unsafe.Pointer(unsafe.SliceData(out))))
+	}
+	packed := uint64(addr)<<32 | uint64(uint32(len(out))&0x7fffffff)
+	if isErr {
+		packed |= 1 << 31
+	}
+	return packed
 }
 
 func main() {}

@@ -53,7 +53,7 @@ func moduleBytes(t *testing.T, file string) []byte {
 
 // newPlugin instantiates a module with the given Extism config. WASI is on
 // because both builds are reactors whose _initialize the SDK calls only then.
-func newPlugin(t *testing.T, wasm []byte, config map[string]string, maxPages uint32) *extism.Plugin {
+func newPlugin(t testing.TB, wasm []byte, config map[string]string, maxPages uint32) *extism.Plugin {
 	t.Helper()
 	cacheOnce.Do(func() { cache = wazero.NewCompilationCache() })
 	m := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: config}

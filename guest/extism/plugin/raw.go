@@ -1,0 +1,92 @@
+package plugin
+
+import "github.com/ctxgate/ctxgate/gate"
+
+// Op selects what a raw call runs (the guest's ctxgate_call export).
+type Op uint32
+
+const (
+	OpEvaluate Op = 0
+	OpValidate Op = 1
+	OpDescribe Op = 2
+)
+
+// Raw is the state behind the raw exports: an input buffer the host writes
+// into directly and an output buffer the host reads directly. Both are
+// reused across calls, so a warm instance allocates only what the core does.
+type Raw struct {
+	p   *Plugin
+	in  []byte
+	out []byte
+}
+
+// NewRaw serves raw calls over p.
+func NewRaw(p *Plugin) *Raw { return &Raw{p: p} }
+
+// Input returns n writable bytes for the next call's input, growing the
+// buffer only when it is too small. Its address stays the same for every
+// later Input of at most n bytes (hosts rely on that to skip the export), and
+// it stays valid until an Input asks for more.
+func (r *Raw) Input(n int) []byte {
+	if n < 0 {
+		return nil
+	}
+	if cap(r.in) < n || cap(r.in) == 0 {
+		c := 2 * cap(r.in)
+		if c < n {
+			c = n
+		}
+		if c == 0 {
+			c = 1 // so the buffer has an address even for an empty input
+		}
+		r.in = make([]byte, c)
+	}
+	return r.in[:n]
+}
+
+// Call runs op over the first n bytes of the input buffer and returns the
+// result (decision, validation or description JSON) or, with isErr set, the
+// error JSON. The result is valid until the next Call. The input buffer is
+// consumed: the request is decoded in place (gate.DecodeRequestInPlace), so
+// the host must write a fresh input before every call.
+func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
+	if n < 0 || n > cap(r.in) {
+		return r.fail(&gate.Error{Code: gate.CodeBadJSON, Message: "raw call: input length out of range"})
+	}
+	e, err := r.p.Engine()
+	if err != nil {
+		return r.fail(err)
+	}
+	in := r.in[:n]
+	switch op {
+	case OpEvaluate:
+		// The same three steps as Engine.Evaluate, but decoding in place
+		// (no copy of a buffer nobody reads again) and writing into the
+		// reused output buffer.
+		req, err := gate.DecodeRequestInPlace(in, &e.Policy().Limits)
+		if err != nil {
+			return r.fail(err)
+		}
+		d, err := e.Decide(req)
+		if err != nil {
+			return r.fail(err)
+		}
+		r.out = gate.AppendDecision(r.out[:0], d)
+	case OpValidate:
+		v, err := e.Validate(in)
+		if err != nil {
+			return r.fail(err)
+		}
+		r.out = append(r.out[:0], v...)
+	case OpDescribe:
+		r.out = append(r.out[:0], e.Describe()...)
+	default:
+		return r.fail(&gate.Error{Code: gate.CodeBadJSON, Message: "raw call: unknown op"})
+	}
+	return r.out, false
+}
+
+func (r *Raw) fail(err error) ([]byte, bool) {
+	r.out = gate.AppendError(r.out[:0], err)
+	return r.out, true
+}
