@@ -77,20 +77,6 @@ func (s *Server) remember(id, query string, emb []byte, d *decisionView) {
 	}
 }
 
-// requestQuery reads the question and query embedding of a gate request
-// (already accepted by the gate, so it is valid JSON).
-func requestQuery(body []byte) (string, []byte) {
-	v, err := jsonx.Parse(body, 64)
-	if err != nil {
-		return "", nil
-	}
-	var emb []byte
-	if e := v.Get("query_embedding"); e.Kind() == jsonx.Array && e.Len() > 0 {
-		emb = jsonx.AppendValue(nil, e)
-	}
-	return v.Get("query").Str(), emb
-}
-
 func gapKind(gapEvent []byte) string {
 	var g struct {
 		Kind string `json:"kind"`

@@ -40,8 +40,7 @@ func TestGateGolden(t *testing.T) {
 					if r.status != 200 || !bytes.Equal(r.body, bytes.TrimSpace(want)) {
 						t.Fatalf("%s: status %d\n got %s\nwant %s", p, r.status, truncate(r.body), truncate(want))
 					}
-					var d decisionView
-					decode(t, r.body, &d)
+					d := mustDecision(t, r.body)
 					for h, v := range map[string]string{HeaderAction: d.Action, HeaderLevel: d.Level,
 						HeaderConfidence: d.confidenceRaw(), HeaderPolicy: d.Policy.label()} {
 						if got := r.header.Get(h); got != v {

@@ -51,8 +51,7 @@ func TestFeedback(t *testing.T) {
 	s := start(t, Options{GapLog: filepath.Join(t.TempDir(), "gaps.jsonl"), FeedbackEntries: 64})
 	g := post(t, s.url+"/v1/gate", request(t, "default", "inject"))
 	id := g.header.Get(HeaderDecisionID)
-	var d decisionView
-	decode(t, g.body, &d)
+	d := mustDecision(t, g.body)
 
 	r := post(t, s.url+"/v1/feedback", mustJSON(t, map[string]string{"decision_id": id, "rating": "up"}))
 	if r.status != 200 || !strings.Contains(string(r.body), `"gap_event":false`) {

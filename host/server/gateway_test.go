@@ -123,8 +123,7 @@ func TestGatewayActions(t *testing.T) {
 			s := start(t, Options{Policy: PolicySource{Path: tc.policy}, Upstream: up.ts.URL})
 			gateReq := request(t, tc.policy, tc.request)
 			g := post(t, s.url+"/v1/gate", gateReq)
-			var d decisionView
-			decode(t, g.body, &d)
+			d := mustDecision(t, g.body)
 			if tc.action != "" && d.Action != tc.action {
 				t.Fatalf("golden request decides %s, want %s", d.Action, tc.action)
 			}

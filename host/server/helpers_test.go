@@ -224,3 +224,12 @@ func contains(list []string, s string) bool {
 }
 
 var _ = strings.TrimSpace
+
+func mustDecision(t testing.TB, b []byte) *decisionView {
+	t.Helper()
+	d, err := parseDecision(b)
+	if err != nil {
+		t.Fatalf("not a decision: %v: %s", err, truncate(b))
+	}
+	return d
+}

@@ -67,8 +67,7 @@ func TestMetrics(t *testing.T) {
 	var ids []string
 	for _, name := range []string{"inject", "inject", "caveat", "refuse_off_topic"} {
 		r := post(t, s.url+"/v1/gate", request(t, "default", name))
-		var d decisionView
-		decode(t, r.body, &d)
+		d := mustDecision(t, r.body)
 		confSum += d.confidence()
 		ids = append(ids, r.header.Get(HeaderDecisionID))
 	}
@@ -113,10 +112,7 @@ func TestMetrics(t *testing.T) {
 	}
 	// The score histogram's sum is the sum of the decisions' confidences
 	// (four /v1/gate decisions plus the gateway's inject).
-	var injectConf float64
-	var d decisionView
-	decode(t, post(t, s.url+"/v1/gate", request(t, "default", "inject")).body, &d)
-	injectConf = d.confidence()
+	injectConf := mustDecision(t, post(t, s.url+"/v1/gate", request(t, "default", "inject")).body).confidence()
 	h := f["sufficient_context_score"].Metric[0].Histogram
 	if got, want := h.GetSampleSum(), confSum+injectConf; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("score sum %v, want %v", got, want)

@@ -16,7 +16,7 @@ type record struct {
 	query      string
 	embedding  []byte // the request's query_embedding JSON array, nil when absent
 	confidence string // as the decision wrote it
-	signals    json.RawMessage
+	signals    []byte // compact JSON object
 	top        []topChunk
 	policy     policyRef
 	at         time.Time

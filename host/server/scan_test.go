@@ -1,0 +1,62 @@
+package server
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestRequestQuery: the fast walk agrees with the full parse on every golden
+// request and on awkward shapes.
+func TestRequestQuery(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "requests", "*", "*.json"))
+	inputs := [][]byte{
+		[]byte(`{"chunks":[{"text":"a \"}]\" b"}],"query":"why \u00e9?","query_embedding":[0.1, 0.2]}`),
+		[]byte(` { "x" : {"a":[1,{"b":"]"}]} , "query" : "q\\"" } `),
+		[]byte(`{"qu\u0065ry":"escaped key","query":"x"}`),
+		[]byte(`{}`),
+		[]byte(`{"query":7}`),
+	}
+	for _, p := range paths {
+		b, _ := os.ReadFile(p)
+		inputs = append(inputs, b)
+	}
+	for _, in := range inputs {
+		q, e := requestQuery(in)
+		wq, we := requestQuerySlow(in)
+		if q != wq || !bytes.Equal(compactJSON(e), compactJSON(we)) {
+			t.Errorf("%.80s: got %q %s, want %q %s", in, q, e, wq, we)
+		}
+	}
+}
+
+func compactJSON(b []byte) []byte {
+	var out []byte
+	for _, c := range b {
+		if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func FuzzRequestQuery(f *testing.F) {
+	f.Add([]byte(`{"query":"a","chunks":[]}`))
+	f.Add([]byte(`{"a":"\\","query":"b"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Never panics, whatever the input; on valid JSON objects it agrees
+		// with the parser about the query.
+		q, _ := requestQuery(b)
+		if wq, _ := requestQuerySlow(b); wq != "" && q != wq {
+			if _, ok := eachTopMemberValid(b); ok {
+				t.Fatalf("%q: fast %q, parser %q", b, q, wq)
+			}
+		}
+	})
+}
+
+func eachTopMemberValid(b []byte) (int, bool) {
+	n := 0
+	return n, eachTopMember(b, func(k, v []byte) { n++ })
+}
