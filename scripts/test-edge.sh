@@ -39,16 +39,12 @@ done
 
 command -v node >/dev/null || die "node is not installed (Node 20: apt-get install nodejs npm)"
 [ -f "$WASM" ] || die "$WASM is missing: run make build"
-export CTXGATE_WASM=$WASM
-
-# 1. npm ci, unless node_modules already holds exactly this lockfile.
-stamp=$EX/node_modules/.ctxgate-lock.sha256
-want=$(sha256sum "$EX/package-lock.json" | cut -d' ' -f1)
-if [ "${CTXGATE_NPM_CI:-}" = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-	log "npm ci (examples/package-lock.json)"
-	timeout 600 npm ci --prefix "$EX" --prefer-offline --no-audit --no-fund --loglevel=error >&2
-	echo "$want" >"$stamp"
+# config.capnp embeds host/wasm/ctxgate.wasm by path: another module can be
+# tried under Node and Deno only.
+if [ "$WASM" != "$ROOT/host/wasm/ctxgate.wasm" ] && [[ " ${runtimes[*]} " == *" edge "* ]]; then
+	die "CTXGATE_WASM applies to node and deno only; workerd loads host/wasm/ctxgate.wasm (config.capnp)"
 fi
+export CTXGATE_WASM=$WASM
 
 failed=0
 workerd_pid=""
@@ -77,8 +73,34 @@ cleanup() {
 	stop_workerd
 	rm -f "$logfile"
 }
+
+# run: a command in the background, waited for, so a signal to this script
+# is handled at once (bash runs traps only between foreground commands) and
+# reaches the command too.
+child=""
+run() {
+	local rc=0
+	"$@" &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	return $rc
+}
+on_signal() {
+	[ -z "$child" ] || kill -TERM "$child" 2>/dev/null || true
+	exit 130
+}
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap on_signal INT TERM
+
+# 1. npm ci, unless node_modules already holds exactly this lockfile.
+stamp=$EX/node_modules/.ctxgate-lock.sha256
+want=$(sha256sum "$EX/package-lock.json" | cut -d' ' -f1)
+if [ "${CTXGATE_NPM_CI:-}" = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	log "npm ci (examples/package-lock.json)"
+	run timeout 600 npm ci --prefix "$EX" --prefer-offline --no-audit --no-fund --loglevel=error >&2
+	echo "$want" >"$stamp"
+fi
 
 # free_port asks the OS for an unused port (bind to 0, read it, release it).
 # Another process may take it before workerd binds: start_workerd retries.
@@ -126,13 +148,13 @@ start_workerd() {
 run_edge() {
 	start_workerd || return 1
 	local rc=0
-	timeout "$RUN_TIMEOUT" node "$EX/edge/test.mjs" "http://127.0.0.1:$PORT" || rc=$?
+	run timeout "$RUN_TIMEOUT" node "$EX/edge/test.mjs" "http://127.0.0.1:$PORT" || rc=$?
 	stop_workerd
 	return $rc
 }
 
 run_node() {
-	NODE_NO_WARNINGS=1 timeout "$RUN_TIMEOUT" node "$EX/node/check.mjs"
+	NODE_NO_WARNINGS=1 run timeout "$RUN_TIMEOUT" node "$EX/node/check.mjs"
 }
 
 run_deno() {
@@ -140,8 +162,12 @@ run_deno() {
 	# examples/node_modules), and nothing is written into $HOME.
 	local dir rc=0
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ctxgate-deno.XXXXXX")
-	(cd "$EX" && DENO_DIR=$dir DENO_NO_UPDATE_CHECK=1 NO_COLOR=1 timeout "$RUN_TIMEOUT" \
-		node_modules/.bin/deno run --quiet --allow-read --allow-env --allow-write=/dev/null deno/check.ts) || rc=$?
+	# From examples/: Deno finds package.json (and so node_modules) from the
+	# working directory.
+	cd "$EX"
+	DENO_DIR=$dir DENO_NO_UPDATE_CHECK=1 NO_COLOR=1 run timeout "$RUN_TIMEOUT" \
+		node_modules/.bin/deno run --quiet --allow-read --allow-env --allow-write=/dev/null deno/check.ts || rc=$?
+	cd "$ROOT"
 	rm -rf "$dir"
 	return $rc
 }
