@@ -14,9 +14,13 @@ var (
 	// answer_coverage: sigmoid(LexB + LexCov·coverage_text + LexLen·sqrt(tokens)),
 	// fitted on ClapNQ tune.
 	LexB, LexCov, LexLen = 0.3946, 4.5741, -0.1881
-	// chunk_relevance: sigmoid(RelB + RelTopGap·(top-v) + RelGap·(v-low) + RelBoth·both),
-	// fitted on DL19 tune, hybrid top 20.
-	RelB, RelTopGap, RelGap, RelBoth = -0.7525, -45.0804, 27.3124, 1.3156
+	// chunk_relevance (version 3): sigmoid(RelB + RelVec·v + RelTopGap·(top−v)
+	// + RelBoth·both), a chunk without a vector score taking v = top −
+	// RelMissingGap. Fitted on DL19 tune over requests of 5, 10 and 20
+	// chunks as the logistic of (v − RelLambda·top) and both, then unfolded:
+	// RelVec = w·(1−RelLambda), RelTopGap = −w·RelLambda (mixk_test.go).
+	RelB, RelVec, RelTopGap, RelBoth = -9.7964, 11.2182, -44.8727, 1.3228
+	RelLambda, RelMissingGap         = 0.8, 0.05
 	// Operating points chosen on the tune halves (see TestProposalThresholds).
 	AnswerThreshold = 0.55
 	KeepThreshold   = 0.35
@@ -36,15 +40,29 @@ func AnswerCoverage(query, text string) float64 {
 	return sig(LexB + LexCov*c + LexLen*s)
 }
 
-// RelevanceFeatures are the inputs of chunk_relevance for every chunk of a
-// request: distance below the request's best vector score, distance above
-// its lowest (missing vector scores take the lowest present one), and
-// whether both retrievers returned the chunk.
-func RelevanceFeatures(ps []Passage) (topGap, gap, both []float64) {
-	for _, f := range Features(ps) {
-		topGap, gap, both = append(topGap, f.VecTopGap), append(gap, f.VecGap), append(both, f.BothPresent)
+// RelevanceScores is chunk_relevance for every chunk of a request: the raw
+// vector score and its distance below the request's best, plus whether both
+// retrievers returned the chunk. No term depends on how many chunks the
+// request has (the request's lowest score did, in version 2).
+func RelevanceScores(ps []Passage) []float64 {
+	top, any := 0.0, false
+	for _, p := range ps {
+		if p.HasVec && (!any || p.Vector > top) {
+			top, any = p.Vector, true
+		}
 	}
-	return
+	var out []float64
+	for _, p := range ps {
+		v, both := top-RelMissingGap, 0.0
+		if p.HasVec {
+			v = p.Vector
+			if p.HasBM {
+				both = 1
+			}
+		}
+		out = append(out, sig(RelB+RelVec*v+RelTopGap*(top-v)+RelBoth*both))
+	}
+	return out
 }
 
 // Proposed decides like the proposed default: per-chunk score is
@@ -59,10 +77,7 @@ func Proposed(r *eval.Request) (conf float64, score []float64, kept []bool) {
 		hasVec = hasVec || c.HasVector
 	}
 	if hasVec {
-		tg, g, b := RelevanceFeatures(ps)
-		for i := range ps {
-			score = append(score, sig(RelB+RelTopGap*tg[i]+RelGap*g[i]+RelBoth*b[i]))
-		}
+		score = RelevanceScores(ps)
 	}
 	for i, c := range r.Chunks {
 		a := AnswerCoverage(r.Query, c.Text)
