@@ -341,14 +341,21 @@ func readSignals(p *Policy, top obj) *Error {
 	if o, ok, err := s.object("chunk_relevance", false); err != nil {
 		return err
 	} else if ok {
-		if err := o.strict("bias below_top above_low both"); err != nil {
+		// above_low (default policy version 2) is gone on purpose: it made
+		// the score depend on how many chunks a request carries, and a policy
+		// still setting it would mix its old weights with new defaults.
+		if v, _ := o.get("above_low", false); v != nil {
+			return o.fail("above_low", "was removed (it tied the score to the number of chunks); use vector, below_top, both, missing_gap")
+		}
+		if err := o.strict("bias vector below_top both missing_gap"); err != nil {
 			return err
 		}
 		c := defaultChunkRelevance()
 		for _, f := range [...]struct {
 			k string
 			v *float64
-		}{{"bias", &c.Bias}, {"below_top", &c.BelowTop}, {"above_low", &c.AboveLow}, {"both", &c.Both}} {
+		}{{"bias", &c.Bias}, {"vector", &c.Vector}, {"below_top", &c.BelowTop}, {"both", &c.Both},
+			{"missing_gap", &c.MissingGap}} {
 			if err := readNum(o, f.k, f.v); err != nil {
 				return err
 			}

@@ -80,16 +80,19 @@ type AnswerCoverageConfig struct {
 	SqrtTokens float64 // sqrt_tokens: weight of sqrt(token count of the text) (-0.1881)
 }
 
-// ChunkRelevanceConfig is the logistic weights of chunk_relevance, where a
-// chunk's vector score sits between the request's best and worst, plus
-// retriever agreement: sigmoid(Bias + BelowTop·(top−v) + AboveLow·(v−low) +
-// Both·both). The defaults are fitted on DL19's tuning half with 20 chunks
-// per request; low depends on how many chunks a request has.
+// ChunkRelevanceConfig is the logistic weights of chunk_relevance: a chunk's
+// raw vector score, its distance below the request's best, and retriever
+// agreement: sigmoid(Bias + Vector·v + BelowTop·(top−v) + Both·both), where
+// a chunk without a vector score takes v = top − MissingGap. No term
+// depends on how many chunks a request carries, so the weights hold for 5
+// chunks as for 20. The defaults are fitted on DL19's tuning half over
+// requests of 5, 10 and 20 chunks (bench/eval/PROPOSAL.md).
 type ChunkRelevanceConfig struct {
-	Bias     float64 // bias (-0.7525)
-	BelowTop float64 // below_top: weight of (top − v) (-45.0804)
-	AboveLow float64 // above_low: weight of (v − low) (27.3124)
-	Both     float64 // both: weight of "chunk has both a vector and a bm25 score" (1.3156)
+	Bias       float64 // bias (-9.7964)
+	Vector     float64 // vector: weight of the raw vector score v (11.2182)
+	BelowTop   float64 // below_top: weight of (top − v) (-44.8727)
+	Both       float64 // both: weight of "chunk has both a vector and a bm25 score" (1.3228)
+	MissingGap float64 // missing_gap: a chunk without a vector score sits this far below top (0.05)
 }
 
 // MergeConfig is seed 001's multi-query merge.
@@ -255,7 +258,7 @@ func defaultAnswerCoverage() AnswerCoverageConfig {
 	return AnswerCoverageConfig{Bias: 0.3946, Coverage: 4.5741, SqrtTokens: -0.1881}
 }
 func defaultChunkRelevance() ChunkRelevanceConfig {
-	return ChunkRelevanceConfig{Bias: -0.7525, BelowTop: -45.0804, AboveLow: 27.3124, Both: 1.3156}
+	return ChunkRelevanceConfig{Bias: -9.7964, Vector: 11.2182, BelowTop: -44.8727, Both: 1.3228, MissingGap: 0.05}
 }
 
 func defaultNoChunks() Outcome {
@@ -397,10 +400,13 @@ func (p *Policy) Validate() error {
 		for _, w := range [...]struct {
 			f string
 			v float64
-		}{{"bias", c.Bias}, {"below_top", c.BelowTop}, {"above_low", c.AboveLow}, {"both", c.Both}} {
+		}{{"bias", c.Bias}, {"vector", c.Vector}, {"below_top", c.BelowTop}, {"both", c.Both}} {
 			if !logitWeight(w.v) {
 				return policyErr("signals.chunk_relevance."+w.f, "must be a finite number in [-100,100]")
 			}
+		}
+		if !unit(c.MissingGap) {
+			return policyErr("signals.chunk_relevance.missing_gap", "must be in [0,1]")
 		}
 	}
 	if len(p.OrderBy) == 0 {

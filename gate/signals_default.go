@@ -39,40 +39,35 @@ func (e *Engine) signalAnswerCoverage() {
 	e.addSignal(SigAnswerCoverage, best)
 }
 
-// signalChunkRelevance scores every chunk by where its vector score sits
-// between the request's best (top) and worst (low) vector scores, plus
-// whether both retrievers returned it:
-// sigmoid(bias + below_top·(top−v) + above_low·(v−low) + both·[vector and bm25]).
-// A chunk without a vector score takes low: the dense retriever ranked it
-// below every chunk it did return. The absolute level cancels, which is the
-// point: raw cosines of one embedding model are not comparable across
-// queries. Reported only when some chunk has a vector score; then the
-// relevance_min filter applies to the chunks still kept, with seed 001's
-// global fallback (if it would drop them all, all stay and say so: a
-// relative score cannot tell that every chunk is bad).
+// signalChunkRelevance scores every chunk by its raw vector score, how far
+// it sits below the request's best (top), and whether both retrievers
+// returned it: sigmoid(bias + vector·v + below_top·(top−v) + both·[vector
+// and bm25]). Mostly relative (below_top dominates: raw cosines of one
+// embedding model are not comparable across queries) with some absolute
+// level (with few chunks, how good the best one is matters too). No term
+// depends on how many chunks the request has, unlike the request's lowest
+// score in version 2, which made a 5-chunk request rank worse than raw
+// cosine. A chunk without a vector score takes v = top − missing_gap: the
+// dense retriever did not return it, so it sits below the best by a fixed
+// amount, not below the request's worst (which moves with k). Reported
+// only when some chunk has a vector score; then the relevance_min filter
+// applies to the chunks still kept, with seed 001's global fallback (if it
+// would drop them all, all stay and say so).
 func (e *Engine) signalChunkRelevance() {
 	cfg := e.policy.ChunkRelevance
 	w := e.work
-	top, low, any := 0.0, 0.0, false
+	top, any := 0.0, false
 	for i := range w {
-		if !w[i].hasVector {
-			continue
+		if w[i].hasVector && (!any || w[i].vector > top) {
+			top, any = w[i].vector, true
 		}
-		v := w[i].vector
-		if !any || v > top {
-			top = v
-		}
-		if !any || v < low {
-			low = v
-		}
-		any = true
 	}
 	if !any {
 		return
 	}
 	best := 0.0
 	for i := range w {
-		v := low
+		v := top - cfg.MissingGap
 		if w[i].hasVector {
 			v = w[i].vector
 		}
@@ -80,7 +75,7 @@ func (e *Engine) signalChunkRelevance() {
 		if w[i].hasVector && w[i].hasBM25 {
 			both = 1
 		}
-		x := cfg.Bias + float64(cfg.BelowTop*(top-v)) + float64(cfg.AboveLow*(v-low)) + float64(cfg.Both*both)
+		x := cfg.Bias + float64(cfg.Vector*v) + float64(cfg.BelowTop*(top-v)) + float64(cfg.Both*both)
 		w[i].relevance = clamp01(snap(sigmoid(x)))
 		w[i].hasRelevance = true
 		best = maxf(best, w[i].relevance)

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,11 +107,11 @@ func TestChunkRelevance(t *testing.T) {
 		{ID: "bm25-only", Scores: Scores{BM25: 30, HasBM25: true}},
 	}})
 	ref := func(v float64, b float64) float64 {
-		return logistic(-0.7525 - 45.0804*(0.90-v) + 27.3124*(v-0.80) + 1.3156*b)
+		return logistic(-9.7964 + 11.2182*v - 44.8727*(0.90-v) + 1.3228*b)
 	}
 	want := map[string]float64{
 		"top": ref(0.90, 0), "mid-both": ref(0.86, 1), "low": ref(0.80, 0),
-		"bm25-only": ref(0.80, 0), // takes the lowest vector score present
+		"bm25-only": ref(0.90-0.05, 0), // missing_gap below the top, not at the lowest
 	}
 	for id, w := range want {
 		if got := chunkByID(d, id).Score; math.Abs(got-w) > 2e-9 {
@@ -120,25 +121,40 @@ func TestChunkRelevance(t *testing.T) {
 	if got, ok := sig(d, SigChunkRelevance); !ok || math.Abs(got-want["top"]) > 2e-9 {
 		t.Errorf("query level is the best chunk: %v %v", got, ok)
 	}
-	// Only the absolute level moved: the same request shifted by 0.05 scores
-	// the same (up to float rounding of the differences).
+	if got := d.Chunks[0].ID; got != "top" {
+		t.Errorf("S1 should be the top chunk, got %s", got)
+	}
+	// Request size does not move a chunk's score: the same four chunks
+	// followed by sixteen weaker ones (a request of 20 instead of 4) score
+	// exactly as before. Version 2's gap to the request's lowest broke this.
+	long := []Chunk{{ID: "top", Scores: vec(0.90)}, {ID: "mid-both", Scores: both(0.86, 12)},
+		{ID: "low", Scores: vec(0.80)}, {ID: "bm25-only", Scores: Scores{BM25: 30, HasBM25: true}}}
+	for i := 0; i < 16; i++ {
+		long = append(long, Chunk{ID: "weak" + strconv.Itoa(i), Scores: vec(0.70 - 0.01*float64(i))})
+	}
+	d20 := mustDecide(t, e, &Request{Query: "q", Chunks: long})
+	for id := range want {
+		if got := chunkByID(d20, id).Score; got != chunkByID(d, id).Score {
+			t.Errorf("%s: 20 chunks changed the score %v -> %v", id, chunkByID(d, id).Score, got)
+		}
+	}
+	// The absolute level counts a little: the same request 0.05 lower keeps
+	// its order but every chunk scores lower.
 	d2 := mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{
 		{ID: "top", Scores: vec(0.85)}, {ID: "mid-both", Scores: both(0.81, 12)},
 		{ID: "low", Scores: vec(0.75)}, {ID: "bm25-only", Scores: Scores{BM25: 30, HasBM25: true}},
 	}})
-	for _, c := range d.Chunks {
-		if got := chunkByID(d2, c.ID).Score; math.Abs(got-c.Score) > 1e-6 {
-			t.Errorf("%s: shift changed the score %v -> %v", c.ID, c.Score, got)
+	for i, c := range d.Chunks {
+		got := d2.Chunks[i]
+		if got.ID != c.ID || !(got.Score < c.Score) {
+			t.Errorf("shifted down: chunk %d is %s %v, was %s %v", i, got.ID, got.Score, c.ID, c.Score)
 		}
-	}
-	if got := d.Chunks[0].ID; got != "top" {
-		t.Errorf("S1 should be the top chunk, got %s", got)
 	}
 }
 
 // relevance_min drops chunks below it; if it would drop every chunk, all
-// are kept and say so (a score relative to the request cannot tell that
-// every chunk is bad: one vector-only chunk scores sigmoid(bias) = 0.32).
+// are kept and say so (a mostly relative score cannot tell that every chunk
+// is bad: one vector-only chunk at cosine 0.8 scores 0.31).
 func TestRelevanceFilter(t *testing.T) {
 	e := defaultSignalsEngine(t, `"filters":{"relevance_min":0.35},`)
 	d := mustDecide(t, e, &Request{Query: "quantum photons", Chunks: []Chunk{
@@ -154,7 +170,7 @@ func TestRelevanceFilter(t *testing.T) {
 	if got, _ := sig(d, SigAnswerCoverage); d.Confidence != got || got < answerRef(1, 2)-2e-9 {
 		t.Errorf("confidence %v answer_coverage %v", d.Confidence, got)
 	}
-	d = mustDecide(t, e, &Request{Query: "quantum photons", Chunks: []Chunk{{ID: "only", Text: "quantum photons", Scores: vec(0.9)}}})
+	d = mustDecide(t, e, &Request{Query: "quantum photons", Chunks: []Chunk{{ID: "only", Text: "quantum photons", Scores: vec(0.8)}}})
 	if c := d.Chunks[0]; !c.Kept || c.Reason != ReasonRelevanceFallback || c.Tag != "S1" || !(c.Score < 0.35) {
 		t.Fatalf("global fallback: %+v", c)
 	}
