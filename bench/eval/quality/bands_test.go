@@ -20,7 +20,8 @@ import (
 //     an answer without a caveat goes to at most one in ten questions the
 //     evidence does not answer;
 //   - keep (filters.relevance_min): the chunk-score threshold that maximises
-//     F1 of the chunk filter on DL19 tune.
+//     F1 of the chunk filter on DL19 tune, pooled over requests of 5, 10 and
+//     20 chunks (the sizes chunk_relevance was fitted over).
 //
 // TestDefaultOperatingPoints fails when policies/default.json drifts from
 // what the data gives. The held-out halves are never read here.
@@ -92,15 +93,17 @@ func TestDefaultOperatingPoints(t *testing.T) {
 			break
 		}
 	}
-	ditems := eval.Half(d.DL19Items(K), true)
-	douts, err := Run(e, ditems)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cs []float64
 	var cl []bool
-	for i, o := range douts {
-		cs, cl = append(cs, o.ChunkScore...), append(cl, ditems[i].ChunkRel...)
+	for _, k := range append(append([]int{}, SmallK...), K) {
+		ditems := eval.Half(d.DL19Items(k), true)
+		douts, err := Run(e, ditems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range douts {
+			cs, cl = append(cs, o.ChunkScore...), append(cl, ditems[i].ChunkRel...)
+		}
 	}
 	keepT := argmax(cs, cl, func(p eval.PR) float64 { return p.F1() })
 	t.Logf("tune gives: inject >= %.2f, caveat >= %.2f, keep chunk_relevance >= %.2f", injectT, answerT, keepT)

@@ -38,6 +38,9 @@ type Report struct {
 	Baselines []eval.Baseline
 	Policies  []PolicyResult
 	Counts    map[string][2]int // set -> (tune, held) items
+	// RawVectorAtK is raw ada-002's held-out chunk AUROC at each of SmallK:
+	// the single signal the default must not fall below at any request size.
+	RawVectorAtK []float64
 }
 
 // Evaluate loads the data and runs every preset and the proposal.
@@ -84,6 +87,13 @@ func Evaluate(dataDir string) (*Report, error) {
 			pr.ChunkAUROCAtK = append(pr.ChunkAUROCAtK, Measure(items, outs).ChunkAUROC)
 		}
 		rep.Policies = append(rep.Policies, pr)
+	}
+	for _, k := range SmallK {
+		for _, b := range eval.Baselines(d, clap, k) {
+			if b.Signal == "raw vector" && b.Level == "passage (hybrid top k)" {
+				rep.RawVectorAtK = append(rep.RawVectorAtK, b.Held)
+			}
+		}
 	}
 	return rep, nil
 }
@@ -171,9 +181,30 @@ func (r *Report) markdown() string {
 	if def != nil {
 		w("| ClapNQ, query | >= ", f(TargetClapNQ), " | ", r.baseline("clapnq", "max query-term coverage"), " (max query-term coverage) | ", f(def.ClapHeld.AUROC), " | ", yesNo(def.ClapHeld.AUROC >= TargetClapNQ), " |")
 		w("| DL19, passage (hybrid top ", itoa(K), ", BM25 and ada-002 only) | >= ", f(TargetDL19), " | ", r.baseline("dl19", "raw vector"), " (raw ada-002) | ", f(def.DL19Held.ChunkAUROC), " | ", yesNo(def.DL19Held.ChunkAUROC >= TargetDL19), " |")
-		w()
+		// Robustness to request size: at every k the default's chunk score
+		// should rank passages at least as well as raw ada-002.
+		var below []string
+		for i, k := range SmallK {
+			if i < len(def.ChunkAUROCAtK) && i < len(r.RawVectorAtK) && def.ChunkAUROCAtK[i] < r.RawVectorAtK[i] {
+				below = append(below, "k = "+itoa(k)+": "+f(def.ChunkAUROCAtK[i])+" against "+f(r.RawVectorAtK[i]))
+			}
+		}
+		rawK := r.findBaseline("dl19", "raw vector")
+		if rawK != nil && def.DL19Held.ChunkAUROC < rawK.Held {
+			below = append(below, "k = "+itoa(K)+": "+f(def.DL19Held.ChunkAUROC)+" against "+f(rawK.Held))
+		}
+		sizes := ""
+		for _, k := range SmallK {
+			sizes += itoa(k) + ", "
+		}
+		w("| DL19, passage, every request size (", sizes, itoa(K), " chunks) | >= raw ada-002 at each | see the table by request size | see the table by request size | ", yesNo(len(below) == 0), " |")
 		if def.DL19Held.ChunkAUROC < TargetDL19 {
-			w("**The DL19 passage-level target is not met.** The default's chunk score beats raw ada-002 and raw BM25 held out, but stays below ", f(TargetDL19), ". Each DL19 half has only ", itoa(dt[0]), "/", itoa(dt[1]), " queries, and the halves disagree by several hundredths on the same signal (raw ada-002: ", r.baselineTune("dl19", "raw vector"), " tune against ", r.baseline("dl19", "raw vector"), " held out), so the gap is within the split's noise; we do not claim the target. Candidates tried on the tune half (reciprocal ranks from each retriever, the chunk's BM25 rank in the request, the gap to the next chunk's vector score, k-independent forms) did not raise the cross-validated AUROC on tune, so none was adopted (`bench/eval/PROPOSAL.md`, \"Trying to reach 0.75\"). The default's chunk score is also tied to ~20 chunks per request: at 5 it ranks passages worse than raw ada-002 (table below).")
+			w()
+			w("**The DL19 passage-level target is not met.** The default's chunk score beats raw ada-002 and raw BM25 held out at ", itoa(K), " chunks, but stays below ", f(TargetDL19), ". Each DL19 half has only ", itoa(dt[0]), "/", itoa(dt[1]), " queries, and the halves disagree by several hundredths on the same signal (raw ada-002: ", r.baselineTune("dl19", "raw vector"), " tune against ", r.baseline("dl19", "raw vector"), " held out), so the gap is within the split's noise; we do not claim the target. Candidates tried on the tune half (reciprocal ranks from each retriever, rank positions, BM25 rank and relative BM25, the gap to the next chunk's vector score, relative and absolute forms and mixtures of them) did not reach it in cross-validation on tune (`bench/eval/PROPOSAL.md`).")
+		}
+		if len(below) > 0 {
+			w()
+			w("**At some request sizes the default ranks passages worse than raw ada-002 held out** (", strings.Join(below, "; "), "). Its `chunk_relevance` was fitted over requests of 5, 10 and 20 chunks and chosen by cross-validation on the tune half, where it beat raw ada-002 at every size; the held-out half favours the raw level more than the tune half does (`bench/eval/PROPOSAL.md`, \"Robust to request size\").")
 		}
 	}
 	w()
@@ -215,7 +246,7 @@ func (r *Report) markdown() string {
 	w()
 	w("### Chunk AUROC by request size (held out)")
 	w()
-	w("Requests of the top 5 and 10 hybrid passages instead of ", itoa(K), ". A per-chunk score relative to its request (the default's `chunk_relevance`, fitted at k = ", itoa(K), ") can lose meaning with fewer chunks; the pooled AUROC at different k is over different passages, so compare policies within a column, not across columns.")
+	w("Requests of the top 5 and 10 hybrid passages as well as ", itoa(K), ": hosts send 3-10 chunks as often as 20. The default's `chunk_relevance` (version 3) was fitted over requests of 5, 10 and 20 chunks and has no term that depends on how many a request carries (version 2's gap to the request's lowest score did, and ranked passages worse than raw ada-002 at 5). The pooled AUROC at different k is over different passages, so compare rows within a column, not across columns.")
 	w()
 	hdr, sep := "| policy |", "|---|"
 	for _, k := range SmallK {
@@ -231,6 +262,11 @@ func (r *Report) markdown() string {
 		}
 		w(row, " ", f(p.DL19Held.ChunkAUROC), " |")
 	}
+	row := "| raw ada-002 (single signal) |"
+	for _, v := range r.RawVectorAtK {
+		row += " " + f(v) + " |"
+	}
+	w(row, " ", r.baseline("dl19", "raw vector"), " |")
 	w()
 	w("## DL19: query level")
 	w()
