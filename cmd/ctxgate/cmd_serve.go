@@ -36,6 +36,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
+	wasm := fs.String("wasm", "", "run this module `FILE` instead of an embedded one")
 	fs.IntVar(&fc.PoolSize, "pool-size", 0, "Wasm instances (0: GOMAXPROCS)")
 	fs.StringVar(&fc.Upstream, "upstream", "", "OpenAI-compatible base `URL` for gateway mode (POST /v1/chat/completions)")
 	fs.BoolVar(&fc.FailOpen, "fail-open", false, "gateway: pass requests the gate cannot decide upstream unchanged")
@@ -82,6 +83,11 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "serve", usageError{err})
 	}
 	opts.Native, opts.CacheDir, opts.RequirePolicy = *native, *cacheDir, true
+	if *wasm != "" {
+		if opts.Wasm, err = os.ReadFile(*wasm); err != nil {
+			return fail(stderr, "serve", err)
+		}
+	}
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	ctx := context.Background()
 	srv, err := server.New(ctx, opts)
@@ -93,11 +99,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		srv.Shutdown(ctx)
 		return fail(stderr, "serve", err)
 	}
-	io.WriteString(stdout, "ctxgate serve: listening on http://"+ln.Addr().String()+"\n")
-
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
+	io.WriteString(stdout, "ctxgate serve: listening on http://"+ln.Addr().String()+"\n")
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	for {

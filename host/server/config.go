@@ -117,7 +117,11 @@ func ParseFileConfig(data []byte) (*FileConfig, error) {
 		if errors.Is(err, io.EOF) { // an empty file: every default
 			return &c, nil
 		}
-		return nil, errors.New("config: " + strings.TrimPrefix(err.Error(), "yaml: "))
+		// yaml.v3 lists problems on indented lines; one line reads better in
+		// a log and in the CLI's one-line errors.
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.ReplaceAll(strings.ReplaceAll(msg, ":\n  ", ": "), "\n  ", "; ")
+		return nil, errors.New("config: " + msg)
 	}
 	if sc := c.SufficientContext; sc != nil {
 		if sc.MinContexts != nil && *sc.MinContexts < 1 {

@@ -71,8 +71,15 @@ func TestFeedback(t *testing.T) {
 	if ev.Kind != "thumbs_down" || ev.DecisionID != id || ev.Query != req.Query || ev.Policy.SHA256 != d.Policy.SHA256 || !ev.HasTime {
 		t.Fatalf("event = %+v", ev)
 	}
-	if len(ev.TopChunks) != 2 || ev.TopChunks[0].ID != "kb1" || ev.Signals["max_similarity"] != 0.88 {
-		t.Fatalf("event chunks/signals = %+v %v", ev.TopChunks, ev.Signals)
+	// The event's top chunks are the decision's kept chunks, S1 first.
+	var kept []string
+	for _, c := range d.Chunks {
+		if c.Kept {
+			kept = append(kept, c.ID)
+		}
+	}
+	if len(ev.TopChunks) != len(kept) || len(kept) == 0 || ev.TopChunks[0].ID != kept[0] || ev.Signals["max_similarity"] != 0.88 {
+		t.Fatalf("event chunks/signals = %+v %v, want kept %v", ev.TopChunks, ev.Signals, kept)
 	}
 	if c := rawGaps(t, s)[0]["comment"]; c != "wrong product" {
 		t.Fatalf("comment = %v", c)
