@@ -14,7 +14,9 @@ import (
 // Gate runs the guest module. It is safe for concurrent use: each call takes
 // an instance from a pool and gives it back.
 type Gate struct {
-	compiled *extism.CompiledPlugin
+	compiled *extism.CompiledPlugin // the Extism path, or
+	raw      *rawModule             // the raw path (raw.go); exactly one is set
+	abi      ABI
 	pool     *pool
 	timeout  time.Duration
 	maxInput int
@@ -65,11 +67,24 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 		WithCompilationCache(cache).
 		// Without this a guest in an endless loop ignores its deadline.
 		WithCloseOnContextDone(true)
-	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, nil)
-	if err != nil {
-		return nil, errors.New("ctxgate: compile " + name + " module: " + err.Error())
+	g := &Gate{timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name}
+	if o.ABI != ABIExtism {
+		raw, ok, err := compileRaw(ctx, wasm, rc, config, o.MaxPages)
+		if err != nil {
+			return nil, errors.New("ctxgate: compile " + name + " module: " + err.Error())
+		}
+		if !ok && o.ABI == ABIRaw {
+			return nil, errors.New("ctxgate: the " + name + " module has no raw exports (" + rawInputExport + ", " + rawCallExport + ")")
+		}
+		g.raw, g.abi = raw, ABIRaw
 	}
-	g := &Gate{compiled: compiled, timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name}
+	if g.raw == nil {
+		compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, nil)
+		if err != nil {
+			return nil, errors.New("ctxgate: compile " + name + " module: " + err.Error())
+		}
+		g.compiled, g.abi = compiled, ABIExtism
+	}
 	g.pool = newPool(o.PoolSize, g.newInstance)
 	if err := g.prewarm(ctx, o.Prewarm); err != nil {
 		g.Close(ctx)
@@ -83,7 +98,13 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 // here keeps it out of the first request's time) and makes the guest load
 // its policy, so a bad policy surfaces now.
 func (g *Gate) newInstance(ctx context.Context) (instance, error) {
-	in, err := newExtismInstance(ctx, g.compiled)
+	var in instance
+	var err error
+	if g.raw != nil {
+		in, err = g.raw.instance(ctx)
+	} else {
+		in, err = newExtismInstance(ctx, g.compiled)
+	}
 	if err != nil {
 		if g.pool.closed.Load() {
 			return nil, ErrClosed
@@ -134,6 +155,9 @@ func (g *Gate) Describe(ctx context.Context) ([]byte, error) {
 // Module names the running module: "tinygo", "go" or "custom".
 func (g *Gate) Module() string { return g.module }
 
+// ABI is the call path in use: ABIRaw or ABIExtism (never ABIAuto).
+func (g *Gate) ABI() ABI { return g.abi }
+
 // Stats reports the instance pool.
 func (g *Gate) Stats() Stats { return g.pool.stats() }
 
@@ -143,7 +167,11 @@ func (g *Gate) Close(ctx context.Context) error {
 	var err error
 	g.close.Do(func() {
 		g.pool.close()
-		err = g.compiled.Close(ctx)
+		if g.raw != nil {
+			err = g.raw.close(ctx)
+		} else {
+			err = g.compiled.Close(ctx)
+		}
 	})
 	return err
 }

@@ -43,6 +43,9 @@ type Options struct {
 	// CacheDir keeps compiled machine code across processes. Empty: an
 	// in-memory cache shared by every Gate in the process.
 	CacheDir string
+	// ABI picks the call path: ABIAuto (the default) uses the module's raw
+	// exports when it has them, else the Extism ABI (docs/performance.md).
+	ABI ABI
 }
 
 const (
@@ -78,6 +81,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("ctxgate: Options.Prewarm is more than PoolSize (" + strconv.Itoa(o.PoolSize) + ")")
 	case o.MaxPages > 65536:
 		return o, errors.New("ctxgate: Options.MaxPages is above 65536 (4 GiB)")
+	case o.ABI < ABIAuto || o.ABI > ABIRaw:
+		return o, errors.New("ctxgate: Options.ABI is not one of ABIAuto, ABIExtism, ABIRaw")
 	case o.MaxInputBytes < 0:
 		return o, errors.New("ctxgate: Options.MaxInputBytes is negative")
 	case int64(o.MaxInputBytes) > int64(o.MaxPages)*pageBytes/4:
