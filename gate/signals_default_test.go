@@ -213,3 +213,32 @@ func TestOrderByList(t *testing.T) {
 		}
 	}
 }
+
+// chunk_relevance's knobs fail with the field named: version 2's above_low
+// is rejected (not ignored), missing_gap and vector are bounded.
+func TestChunkRelevanceKnobErrors(t *testing.T) {
+	base := `{"name":"p","version":"1","signals":{"chunk_relevance":%s},"order_by":"chunk_relevance",` +
+		`"confidence":{"signal":"chunk_relevance"},"bands":[{"min":0,"label":"X","level":"insufficient","action":"refuse"}]}`
+	for _, c := range []struct{ knobs, field, msg string }{
+		{`{"bias":-0.7525,"below_top":-45.0804,"above_low":27.3124,"both":1.3156}`, "signals.chunk_relevance.above_low", "was removed"},
+		{`{"missing_gap":1.5}`, "signals.chunk_relevance.missing_gap", "[0,1]"},
+		{`{"missing_gap":-0.1}`, "signals.chunk_relevance.missing_gap", "[0,1]"},
+		{`{"vector":250}`, "signals.chunk_relevance.vector", "[-100,100]"},
+		{`{"vector":"x"}`, "signals.chunk_relevance.vector", "must be"},
+	} {
+		_, err := NewEngine([]byte(strings.Replace(base, "%s", c.knobs, 1)))
+		ge, ok := err.(*Error)
+		if !ok || ge.Code != CodeBadPolicy || ge.Field != c.field || !strings.Contains(ge.Message, c.msg) {
+			t.Errorf("%s: got %v, want bad_policy at %s containing %q", c.knobs, err, c.field, c.msg)
+		}
+	}
+	// The knobs apply: vector 0 and missing_gap 0.2 give the relative form.
+	e, err := NewEngine([]byte(strings.Replace(base, "%s", `{"bias":0,"vector":0,"below_top":-10,"both":0,"missing_gap":0.2}`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{{ID: "a", Scores: vec(0.4)}, {ID: "b", Scores: Scores{BM25: 3, HasBM25: true}}}})
+	if a, b := chunkByID(d, "a").Score, chunkByID(d, "b").Score; math.Abs(a-0.5) > 1e-9 || math.Abs(b-logistic(-2)) > 2e-9 {
+		t.Errorf("scores a %v b %v, want 0.5 and %v", a, b, logistic(-2))
+	}
+}
