@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ import (
 	"github.com/ctxgate/ctxgate/bench/eval"
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/server"
+	"github.com/ctxgate/ctxgate/policies"
 )
 
 func main() {
@@ -51,20 +53,35 @@ func main() {
 	native := flag.Bool("native", false, "in-process server: run the core natively (for comparison)")
 	pool := flag.Int("pool-size", 0, "in-process server: Wasm instances (0: GOMAXPROCS)")
 	asJSON := flag.Bool("json", false, "print the result as JSON")
+	direct := flag.Bool("direct", false, "call the gate (host.Gate.Evaluate) directly, without HTTP: the server's own share is the difference")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (clients and in-process server) to `FILE`")
 	flag.Parse()
-	if err := run(*url, *clients, *duration, *warmup, *k, *policy, *module, *wasm, *native, *pool, *asJSON); err != nil {
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(*url, *clients, *duration, *warmup, *k, *policy, *module, *wasm, *native, *pool, *asJSON, *direct); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(url string, clients int, duration, warmup time.Duration, k int, policy, module, wasm string, native bool, pool int, asJSON bool) error {
+func run(url string, clients int, duration, warmup time.Duration, k int, policy, module, wasm string, native bool, pool int, asJSON, direct bool) error {
 	if clients < 1 || duration <= 0 || duration > 10*time.Minute {
 		return errors.New("want -clients >= 1 and 0 < -duration <= 10m")
 	}
 	reqs, source, err := loadRequests(k)
 	if err != nil {
 		return err
+	}
+	if direct {
+		return runDirect(reqs, source, clients, duration, warmup, policy, module, wasm, native, pool, asJSON)
 	}
 	target := url
 	if target == "" {
@@ -147,6 +164,22 @@ func (r *result) print(w io.Writer) {
 // drive runs clients goroutines for d, each cycling through reqs from its
 // own offset, and merges their latencies.
 func drive(client *http.Client, endpoint string, reqs [][]byte, clients int, d time.Duration) *result {
+	return driveWith(func(body []byte) (string, error) {
+		resp, err := client.Post(endpoint, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != 200 {
+			err = errors.New(resp.Status)
+		}
+		return resp.Header.Get(server.HeaderAction), err
+	}, reqs, clients, d)
+}
+
+// driveWith runs clients goroutines calling call for d.
+func driveWith(call func([]byte) (string, error), reqs [][]byte, clients int, d time.Duration) *result {
 	type worker struct {
 		lat     []time.Duration
 		errs    int
@@ -166,14 +199,7 @@ func drive(client *http.Client, endpoint string, reqs [][]byte, clients int, d t
 			for n := off; time.Now().Before(deadline); n++ {
 				body := reqs[n%len(reqs)]
 				t0 := time.Now()
-				resp, err := client.Post(endpoint, "application/json", bytes.NewReader(body))
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != 200 {
-						err = errors.New(resp.Status)
-					}
-				}
+				action, err := call(body)
 				w.lat = append(w.lat, time.Since(t0))
 				if err != nil {
 					w.errs++
@@ -182,7 +208,7 @@ func drive(client *http.Client, endpoint string, reqs [][]byte, clients int, d t
 					}
 					continue
 				}
-				w.actions[resp.Header.Get(server.HeaderAction)]++
+				w.actions[action]++
 			}
 		}(&ws[i], i*7)
 	}
@@ -312,4 +338,67 @@ func gateRequest(r *eval.Request) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"query": r.Query, "chunks": chunks})
 	return b
+}
+
+// runDirect drives the gate itself from clients goroutines: no HTTP, no
+// server. Compared with a run through the server, it shows what the HTTP
+// stack and the server add.
+func runDirect(reqs [][]byte, source string, clients int, duration, warmup time.Duration, policy, module, wasm string, native bool, pool int, asJSON bool) error {
+	var policyJSON []byte
+	if policy != "" {
+		b, err := os.ReadFile(policy)
+		if err != nil {
+			p, ok := policies.Get(policy)
+			if !ok {
+				return err
+			}
+			b = p
+		}
+		policyJSON = b
+	}
+	var ev host.Evaluator
+	var err error
+	name := "direct, native"
+	if native {
+		ev, err = host.NewNative(policyJSON)
+	} else {
+		m, perr := host.ParseModule(module)
+		if perr != nil {
+			return perr
+		}
+		o := host.Options{Module: m, Policy: policyJSON, PoolSize: pool}
+		name = "direct, module " + module
+		if wasm != "" {
+			if o.Wasm, err = os.ReadFile(wasm); err != nil {
+				return err
+			}
+			name = "direct, module " + wasm
+		}
+		ev, err = host.New(context.Background(), o)
+	}
+	if err != nil {
+		return err
+	}
+	defer ev.Close(context.Background())
+	call := func(body []byte) (string, error) {
+		out, err := ev.Evaluate(context.Background(), body)
+		if err != nil {
+			return "", err
+		}
+		// The action is the decision's first member: {"action":"inject",...
+		a := out[len(`{"action":"`):]
+		return string(a[:bytes.IndexByte(a, '"')]), nil
+	}
+	if warmup > 0 {
+		driveWith(call, reqs, clients, warmup)
+	}
+	res := driveWith(call, reqs, clients, duration)
+	res.Source, res.Clients, res.Target, res.Server, res.GOMAXPROCS = source, clients, "host.Evaluator", name, runtime.GOMAXPROCS(0)
+	if asJSON {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Println(string(b))
+		return nil
+	}
+	res.print(os.Stdout)
+	return nil
 }

@@ -25,7 +25,7 @@ func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	out, d, e := s.decide(r, body)
+	out, d, e := s.decide(r, body, false)
 	if e != nil {
 		s.fail(w, e)
 		return
@@ -39,7 +39,7 @@ func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
 
 // decide runs the gate on a gate request under the gate deadline and counts
 // the decision. The policy is acquired only for the call itself.
-func (s *Server) decide(r *http.Request, request []byte) ([]byte, *decisionView, *apiError) {
+func (s *Server) decide(r *http.Request, request []byte, withPrompt bool) ([]byte, *decisionView, *apiError) {
 	a := s.acquire()
 	if a == nil {
 		return nil, nil, noPolicy
@@ -56,7 +56,7 @@ func (s *Server) decide(r *http.Request, request []byte) ([]byte, *decisionView,
 	if err != nil {
 		return nil, nil, fromCallError(err)
 	}
-	d, err := parseDecision(out)
+	d, err := readDecision(out, withPrompt)
 	if err != nil {
 		return nil, nil, newAPIError(500, "internal", "", "unreadable decision: "+err.Error())
 	}

@@ -38,45 +38,79 @@ type promptView struct{ Instructions, Sources, Minimal string }
 type refusalView struct{ Type, Message string }
 
 func parseDecision(b []byte) (*decisionView, error) {
-	v, err := jsonx.Parse(b, 32)
-	if err != nil {
-		return nil, err
+	return readDecision(b, true)
+}
+
+// readDecision walks the decision's top-level members and parses only those
+// it needs: the prompt, which holds every kept chunk's text, is skipped
+// unless withPrompt (gateway mode rewrites the messages with it). The core
+// wrote these bytes, so they are valid JSON.
+func readDecision(b []byte, withPrompt bool) (*decisionView, error) {
+	d := &decisionView{}
+	var bad error
+	parse := func(val []byte, depth int) *jsonx.Value {
+		v, err := jsonx.Parse(val, depth)
+		if err != nil {
+			bad = err
+			return nil
+		}
+		return &v
 	}
-	if v.Kind() != jsonx.Object || v.Get("action").Str() == "" {
+	ok := eachTopMember(b, func(key, val []byte) {
+		switch string(key) {
+		case "action":
+			d.Action = parse(val, 1).Str()
+		case "level":
+			d.Level = parse(val, 1).Str()
+		case "confidence":
+			d.Confidence = json.Number(val)
+		case "caveat":
+			d.Caveat = parse(val, 1).Str()
+		case "signals":
+			if val[0] == '{' {
+				d.Signals = append([]byte(nil), val...)
+			}
+		case "chunks":
+			cs := parse(val, 4)
+			d.Chunks = make([]chunkView, cs.Len())
+			for i := range d.Chunks {
+				c := cs.Index(i)
+				d.Chunks[i] = chunkView{ID: c.Get("id").Str(), DocID: c.Get("doc_id").Str(), Tag: c.Get("tag").Str(),
+					Kept: c.Get("kept").Bool(), Score: json.Number(c.Get("score").Raw())}
+			}
+		case "prompt":
+			if withPrompt && val[0] == '{' {
+				p := parse(val, 2)
+				d.Prompt = &promptView{p.Get("instructions").Str(), p.Get("sources").Str(), p.Get("minimal").Str()}
+			}
+		case "refusal":
+			if val[0] == '{' {
+				r := parse(val, 2)
+				d.Refusal = &refusalView{r.Get("type").Str(), r.Get("message").Str()}
+			}
+		case "confidence_factors":
+			fs := parse(val, 2)
+			d.ConfidenceFactors = make([]string, fs.Len())
+			for i := range d.ConfidenceFactors {
+				d.ConfidenceFactors[i] = fs.Index(i).Str()
+			}
+		case "gap_event":
+			if val[0] == '{' {
+				d.GapEvent = append([]byte(nil), val...)
+			}
+		case "policy":
+			p := parse(val, 2)
+			d.Policy = policyRef{p.Get("name").Str(), p.Get("version").Str(), p.Get("sha256").Str()}
+		}
+	})
+	switch {
+	case !ok:
+		return nil, errString("the gate returned a decision that is not a JSON object")
+	case bad != nil:
+		return nil, bad
+	case d.Action == "":
 		return nil, errBadDecision
 	}
-	d := &decisionView{
-		Action:     v.Get("action").Str(),
-		Level:      v.Get("level").Str(),
-		Confidence: json.Number(v.Get("confidence").Raw()),
-		Caveat:     v.Get("caveat").Str(),
-	}
-	if s := v.Get("signals"); s.Kind() == jsonx.Object {
-		d.Signals = jsonx.AppendValue(nil, s)
-	}
-	cs := v.Get("chunks")
-	d.Chunks = make([]chunkView, cs.Len())
-	for i := range d.Chunks {
-		c := cs.Index(i)
-		d.Chunks[i] = chunkView{ID: c.Get("id").Str(), DocID: c.Get("doc_id").Str(), Tag: c.Get("tag").Str(),
-			Kept: c.Get("kept").Bool(), Score: json.Number(c.Get("score").Raw())}
-	}
-	if p := v.Get("prompt"); p.Kind() == jsonx.Object {
-		d.Prompt = &promptView{p.Get("instructions").Str(), p.Get("sources").Str(), p.Get("minimal").Str()}
-	}
-	if r := v.Get("refusal"); r.Kind() == jsonx.Object {
-		d.Refusal = &refusalView{r.Get("type").Str(), r.Get("message").Str()}
-	}
-	fs := v.Get("confidence_factors")
-	d.ConfidenceFactors = make([]string, fs.Len())
-	for i := range d.ConfidenceFactors {
-		d.ConfidenceFactors[i] = fs.Index(i).Str()
-	}
-	if g := v.Get("gap_event"); g.Kind() == jsonx.Object {
-		d.GapEvent = jsonx.AppendValue(nil, g)
-	}
-	p := v.Get("policy")
-	d.Policy = policyRef{p.Get("name").Str(), p.Get("version").Str(), p.Get("sha256").Str()}
 	return d, nil
 }
 

@@ -43,7 +43,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.gateFailed(w, r, body, fromGateError(err))
 		return
 	}
-	_, d, e := s.decide(r, c.gateRequest(nil))
+	_, d, e := s.decide(r, c.gateRequest(nil), true)
 	if e != nil {
 		s.gateFailed(w, r, body, renameField(c, e))
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,4 +60,49 @@ func FuzzRequestQuery(f *testing.F) {
 func eachTopMemberValid(b []byte) (int, bool) {
 	n := 0
 	return n, eachTopMember(b, func(k, v []byte) { n++ })
+}
+
+// TestReadDecision: the member walk reads every golden decision as the full
+// parser does.
+func TestReadDecision(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "decisions", "*", "*.json"))
+	if len(paths) == 0 {
+		t.Skip("no golden decisions")
+	}
+	for _, p := range paths {
+		b, _ := os.ReadFile(p)
+		d, err := readDecision(bytes.TrimSpace(b), true)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var full struct {
+			Action     string
+			Confidence json.Number
+			Signals    json.RawMessage
+			Chunks     []struct{ ID, Tag string }
+			Prompt     *struct{ Sources string }
+			GapEvent   json.RawMessage `json:"gap_event"`
+			Factors    []string        `json:"confidence_factors"`
+			Policy     policyRef
+		}
+		if err := json.Unmarshal(b, &full); err != nil {
+			t.Fatal(err)
+		}
+		if d.Action != full.Action || d.Confidence != full.Confidence || d.Policy != full.Policy ||
+			!bytes.Equal(d.Signals, full.Signals) || len(d.Chunks) != len(full.Chunks) || len(d.ConfidenceFactors) != len(full.Factors) {
+			t.Fatalf("%s: walk %+v differs from the parse", p, d)
+		}
+		if (full.Prompt == nil) != (d.Prompt == nil) || (d.Prompt != nil && d.Prompt.Sources != full.Prompt.Sources) {
+			t.Fatalf("%s: prompt differs", p)
+		}
+		if string(full.GapEvent) != "null" && !bytes.Equal(d.GapEvent, full.GapEvent) {
+			t.Fatalf("%s: gap_event differs", p)
+		}
+		if lite, _ := readDecision(b, false); lite.Prompt != nil {
+			t.Fatalf("%s: prompt read when not asked for", p)
+		}
+	}
+	if _, err := readDecision([]byte(`[1]`), true); err == nil {
+		t.Fatal("an array read as a decision")
+	}
 }
