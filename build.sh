@@ -30,10 +30,38 @@ took() { awk "BEGIN{printf \"%.1fs\", $(now) - $1}"; }
 # failed build never leaves a truncated module for the host to embed.
 install_file() { mv -f "$1" "$2"; }
 
+# inputs_hash hashes everything a TinyGo build of the guest can read: every
+# file (tests aside) in each of its packages inside this repo, whatever the
+# build tags, plus go.mod, go.sum, the flags and both toolchains' versions.
+# Module-cache and GOROOT files are fixed by go.sum and the versions.
+inputs_hash() {
+	local tinygo="$1" here
+	here="$(pwd)"
+	{
+		echo "$TINYGO_FLAGS ${WASM_OPT_FLAGS[*]}"
+		"$tinygo" version
+		wasm-opt --version
+		GOOS=wasip1 GOARCH=wasm go list -deps -f '{{.Dir}}' ./guest/extism |
+			grep -F "$here/" | sort | while read -r d; do
+				find "$d" -maxdepth 1 -type f ! -name '*_test.go' -print0 | sort -z | xargs -0 sha256sum
+			done
+		sha256sum go.mod go.sum
+	} | sha256sum | cut -d' ' -f1
+}
+
 build_tinygo() {
-	local tinygo t0 tmp
+	local tinygo t0 tmp stamp hash
 	tinygo="${TINYGO:-$(scripts/install-tinygo.sh)}"
 	t0=$(now)
+	# TinyGo takes 20-60 s here and `make test` builds first, so an unchanged
+	# guest is not rebuilt. CTXGATE_FORCE=1 rebuilds anyway.
+	stamp="$OUT/.ctxgate.wasm.inputs"
+	hash="$(inputs_hash "$tinygo")"
+	if [ "${CTXGATE_FORCE:-0}" != 1 ] && [ -f "$OUT/ctxgate.wasm" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
+		log "tinygo: up to date ($(took "$t0"))"
+		return
+	fi
+	rm -f "$stamp"
 	tmp="$(mktemp "$OUT/.ctxgate.XXXXXX")"
 	# shellcheck disable=SC2086 # TINYGO_FLAGS is a list of flags
 	"$tinygo" build -target wasip1 -buildmode=c-shared -no-debug -scheduler=none \
@@ -41,6 +69,7 @@ build_tinygo() {
 	wasm-opt "${WASM_OPT_FLAGS[@]}" "$tmp.wasm" -o "$tmp"
 	rm -f "$tmp.wasm"
 	install_file "$tmp" "$OUT/ctxgate.wasm"
+	echo "$hash" >"$stamp"
 	log "tinygo ($TINYGO_FLAGS) $(took "$t0")"
 }
 
