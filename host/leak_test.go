@@ -1,0 +1,126 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Faults must not leak: after many traps, timeouts and memory-cap hits the
+// pool holds at most PoolSize instances, the host heap is where it was, and
+// closing the gates returns every goroutine. A leaked instance costs at least
+// a megabyte (its linear memory and wazero's module state), so a bound of
+// 64 KiB of host heap per fault catches one leaked instance in sixteen faults.
+
+const leakBudgetPerFault = 64 << 10
+
+type heapGoroutines struct {
+	heap       uint64
+	goroutines int
+}
+
+func measure() heapGoroutines {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return heapGoroutines{heap: m.HeapAlloc, goroutines: runtime.NumGoroutine()}
+}
+
+// waitGoroutines waits for background goroutines (wazero's context watchers)
+// to end, up to a second, and returns the count.
+func waitGoroutines(want int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return n
+}
+
+// fault is one way to poison an instance, and what the caller must see.
+type fault struct {
+	name  string
+	gate  func(t *testing.T) *Gate
+	input []byte
+	want  error
+	next  []byte // a good input for the same gate
+}
+
+func faults(t *testing.T) []fault {
+	bigNumbers := []byte(`{"query":"q","chunks":[{"metadata":[` + strings.Repeat("0,", 1<<16) + `0]}]}`)
+	fs := []fault{
+		{name: "hostile trap", gate: func(t *testing.T) *Gate { return newHostileGate(t, Options{PoolSize: 2}) },
+			input: []byte("T"), want: ErrTrap, next: []byte("ok")},
+		{name: "hostile endless loop", gate: func(t *testing.T) *Gate {
+			return newHostileGate(t, Options{PoolSize: 2, Timeout: 20 * time.Millisecond})
+		}, input: []byte("L"), want: ErrTimeout, next: []byte("ok")},
+		{name: "hostile bare failure", gate: func(t *testing.T) *Gate { return newHostileGate(t, Options{PoolSize: 2}) },
+			input: []byte("X"), want: ErrTrap, next: []byte("ok")},
+	}
+	for _, m := range realModules {
+		for _, abi := range []ABI{ABIRaw, ABIExtism} {
+			m, abi := m, abi
+			pages, big := uint32(17), bigRequest(100, 140) // the sizes TestRealMemoryCapSurvives measured
+			if m == ModuleGo {
+				pages, big = 64, bigRequest(100, 50)
+			}
+			fs = append(fs,
+				fault{name: m.String() + "/" + abi.String() + " out of memory", gate: func(t *testing.T) *Gate {
+					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, MaxPages: pages, MaxInputBytes: len(big), Timeout: 20 * time.Second})
+				}, input: big, want: ErrTrap, next: []byte(sampleRequest)},
+				// 64k numbers take far longer than 20 ms in either module
+				// (gcscan_test.go explains why TinyGo is slow here; any
+				// long call would do).
+				fault{name: m.String() + "/" + abi.String() + " deadline", gate: func(t *testing.T) *Gate {
+					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, Timeout: 20 * time.Millisecond})
+				}, input: bigNumbers, want: ErrTimeout, next: []byte(sampleRequest)},
+			)
+		}
+	}
+	return fs
+}
+
+func TestFaultsLeakNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("faults every instance type many times")
+	}
+	const warm, rounds = 4, 16
+	ctx := context.Background()
+	base := measure()
+	for _, f := range faults(t) {
+		t.Run(f.name, func(t *testing.T) {
+			g := f.gate(t)
+			poison := func(n int) {
+				for range n {
+					if _, err := g.Evaluate(ctx, f.input); !errors.Is(err, f.want) {
+						t.Fatalf("fault: %v, want %v", firstLine(err), f.want)
+					}
+					if _, err := g.Evaluate(ctx, f.next); err != nil {
+						t.Fatalf("the call after the fault: %v", err)
+					}
+				}
+			}
+			poison(warm)
+			before := measure()
+			poison(rounds)
+			after := measure()
+			s := g.Stats()
+			if s.Live > s.Size || s.InUse != 0 || s.Live != s.Idle || s.Discarded != warm+rounds {
+				t.Fatalf("pool after %d faults: %+v", warm+rounds, s)
+			}
+			grew := int64(after.heap) - int64(before.heap)
+			if grew > rounds*leakBudgetPerFault {
+				t.Fatalf("host heap grew %d bytes over %d faults (budget %d each)", grew, rounds, leakBudgetPerFault)
+			}
+			t.Logf("%d faults: heap %+d bytes, goroutines %d -> %d, pool %+v", rounds, grew, before.goroutines, after.goroutines, s)
+		})
+	}
+	// Every gate is closed by its test's cleanup, which has run by now.
+	if n := waitGoroutines(base.goroutines); n > base.goroutines {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("goroutines: %d before, %d after closing every gate\n%s", base.goroutines, n, buf[:runtime.Stack(buf, true)])
+	}
+}
