@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -112,5 +111,4 @@ func TestSufficientContextNeedsTheSignal(t *testing.T) {
 	if _, err := ps.Load(); err == nil || !strings.Contains(err.Error(), "signed") {
 		t.Fatalf("err = %v", err)
 	}
-	_ = json.Valid
 }

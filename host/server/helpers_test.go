@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -223,7 +222,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var _ = strings.TrimSpace
 
 func mustDecision(t testing.TB, b []byte) *decisionView {
 	t.Helper()
