@@ -222,7 +222,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-
 func mustDecision(t testing.TB, b []byte) *decisionView {
 	t.Helper()
 	d, err := parseDecision(b)
