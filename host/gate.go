@@ -21,7 +21,10 @@ type Gate struct {
 	timeout  time.Duration
 	maxInput int
 	module   string
-	close    sync.Once
+	// noInterrupt: the module has no termination checks, so the deadline is
+	// checked around a run rather than enforced inside it.
+	noInterrupt bool
+	close       sync.Once
 }
 
 // sharedCache is the in-memory compilation cache every Gate without a
@@ -65,9 +68,10 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 	}
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
-		// Without this a guest in an endless loop ignores its deadline.
-		WithCloseOnContextDone(true)
-	g := &Gate{timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name}
+		// Without this a guest in an endless loop ignores its deadline
+		// (Options.NoInterrupt for its cost).
+		WithCloseOnContextDone(!o.NoInterrupt)
+	g := &Gate{timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name, noInterrupt: o.NoInterrupt}
 	if o.ABI != ABIExtism {
 		raw, ok, err := compileRaw(ctx, wasm, rc, config, o.MaxPages)
 		if err != nil {
@@ -195,10 +199,21 @@ func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error
 		return nil, err
 	}
 	runCtx, cancel := g.deadline(ctx)
+	defer cancel()
+	if runCtx.Err() != nil {
+		// Already past the deadline: the guest never runs, so the instance
+		// is still good.
+		g.pool.release(in, true)
+		return nil, newTimeout(runCtx)
+	}
 	out, err := in.call(runCtx, fn, input)
-	cancel()
 	var ge *GateError
 	healthy := err == nil || errors.As(err, &ge)
+	if g.noInterrupt && healthy && runCtx.Err() != nil {
+		// Without termination checks the run was not stopped at the
+		// deadline; it finished late, and the instance is fine.
+		out, err = nil, newTimeout(runCtx)
+	}
 	g.pool.release(in, healthy)
 	if !healthy && g.pool.closed.Load() {
 		return nil, ErrClosed

@@ -46,6 +46,16 @@ type Options struct {
 	// ABI picks the call path: ABIAuto (the default) uses the module's raw
 	// exports when it has them, else the Extism ABI (docs/performance.md).
 	ABI ABI
+	// NoInterrupt compiles the module without wazero's termination checks:
+	// with them, every loop iteration and function entry calls into the
+	// runtime to see whether the deadline passed, which makes the guest 3-10x
+	// slower (docs/performance.md). Without them a running call cannot be
+	// stopped: Timeout is checked before the run and after it (a late result
+	// is ErrTimeout, the instance stays), but a guest that never returns
+	// holds its goroutine and pool slot for ever. Only for a module whose
+	// every run terminates, such as the bundled core (bounded input, no
+	// unbounded loops, fuzzed); never for a module you do not trust.
+	NoInterrupt bool
 }
 
 const (

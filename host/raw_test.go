@@ -162,3 +162,42 @@ func TestABIFaults(t *testing.T) {
 		}
 	}
 }
+
+// NoInterrupt (no termination checks) gives the same bytes, and its deadline
+// is checked around the run: an expired context never starts the guest, a
+// run that ends after the deadline is ErrTimeout, and neither costs the
+// instance.
+func TestNoInterrupt(t *testing.T) {
+	native, err := NewNative(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	big := bigRequest(200, 40)
+	want, err := native.Evaluate(ctx, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range realModules {
+		t.Run(m.String(), func(t *testing.T) {
+			g := newRealGate(t, m, Options{PoolSize: 1, NoInterrupt: true, Timeout: time.Minute})
+			if got, err := g.Evaluate(ctx, big); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("got %.100s, %v\nwant %.100s", got, err, want)
+			}
+			expired, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+			defer cancel()
+			if _, err := g.Evaluate(expired, big); !errors.Is(err, ErrTimeout) {
+				t.Fatalf("expired context: %v, want ErrTimeout", err)
+			}
+			short := newRealGate(t, m, Options{PoolSize: 1, NoInterrupt: true, Timeout: time.Microsecond})
+			if _, err := short.Evaluate(ctx, big); !errors.Is(err, ErrTimeout) {
+				t.Fatalf("a run longer than a 1 µs Timeout: %v, want ErrTimeout", err)
+			}
+			for _, g := range []*Gate{g, short} {
+				if s := g.Stats(); s.Discarded != 0 || s.Created != 1 {
+					t.Errorf("stats %+v: a timeout cost an instance", s)
+				}
+			}
+		})
+	}
+}
