@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/host/gaps"
 )
 
 // gapLog appends knowledge-gap events to a JSONL file (docs/architecture.md:
@@ -51,34 +51,13 @@ func openGapLog(path string, log *slog.Logger, m *metrics) (*gapLog, error) {
 	return g, nil
 }
 
-// appendLine builds one log line: the gap_event object's members, then the
-// envelope. gapEvent must be a JSON object.
-func appendLine(dst, gapEvent []byte, at time.Time, id string, p policyRef) []byte {
-	body := gapEvent[:len(gapEvent)-1] // without the closing brace
-	dst = append(dst, body...)
-	if len(body) > 1 {
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"time":`...)
-	dst = jsonx.AppendString(dst, at.UTC().Format(time.RFC3339Nano))
-	dst = append(dst, `,"decision_id":`...)
-	dst = jsonx.AppendString(dst, id)
-	dst = append(dst, `,"policy":{"name":`...)
-	dst = jsonx.AppendString(dst, p.Name)
-	dst = append(dst, `,"version":`...)
-	dst = jsonx.AppendString(dst, p.Version)
-	dst = append(dst, `,"sha256":`...)
-	dst = jsonx.AppendString(dst, p.SHA256)
-	return append(dst, "}}\n"...)
-}
-
 // add queues one event. It blocks only when gapQueue lines are already
 // waiting for the disk: back-pressure rather than a silently dropped gap.
 func (g *gapLog) add(kind string, gapEvent []byte, id string, p policyRef) {
 	if g == nil || len(gapEvent) < 2 || gapEvent[0] != '{' {
 		return
 	}
-	line := appendLine(make([]byte, 0, len(gapEvent)+160), gapEvent, time.Now(), id, p)
+	line := gaps.AppendEventLine(make([]byte, 0, len(gapEvent)+160), gapEvent, time.Now(), id, gaps.PolicyRef(p))
 	g.queued.Add(1)
 	g.ch <- gapLine{line, kind}
 }
