@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/bundle"
 )
 
 // Native runs the core directly, without Wasm, behind the same interface as
@@ -28,6 +29,18 @@ func NewNative(policy []byte) (*Native, error) {
 	n := &Native{policy: append([]byte(nil), policy...)}
 	n.engines.Put(e)
 	return n, nil
+}
+
+// NewNativeTrusted is NewNative for a policy that may be a signed bundle:
+// trustKeys (the JSON the guests read as trust_keys) are applied with the same
+// rules the Wasm guest applies inside its sandbox (bundle.Resolve), so the
+// native path accepts and refuses exactly what the module does.
+func NewNativeTrusted(policy, trustKeys []byte) (*Native, error) {
+	policy, err := bundle.Resolve(policy, trustKeys, "policy", "trust_keys")
+	if err != nil {
+		return nil, fromGateError(err)
+	}
+	return NewNative(policy)
 }
 
 func (n *Native) engine() (*gate.Engine, error) {

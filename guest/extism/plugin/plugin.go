@@ -54,28 +54,11 @@ func (p *Plugin) Engine() (*gate.Engine, error) {
 // inside the sandbox, so a host cannot load a policy its keys did not sign.
 func (p *Plugin) build() (*gate.Engine, error) {
 	policy, _ := p.lookup(ConfigKeyPolicy)
-	trust, hasTrust := p.lookup(ConfigKeyTrust)
-	switch {
-	case hasTrust && len(policy) > 0:
-		keys, err := bundle.ParseTrust(trust)
-		if err != nil {
-			return nil, err
-		}
-		if !bundle.IsBundle(policy) {
-			return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: ConfigKeyPolicy,
-				Message: "trust_keys are configured, so the policy must be a signed bundle"}
-		}
-		if policy, err = bundle.Open(policy, keys, bundle.Hybrid); err != nil {
-			return nil, err
-		}
-	case len(policy) > 0 && bundle.IsBundle(policy):
-		// Without keys a bundle cannot be checked; reading it as a plain
-		// policy would fail on its unknown members anyway, but say why.
-		return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: ConfigKeyTrust,
-			Message: "the policy is a signed bundle but no trust_keys are configured"}
+	trust, _ := p.lookup(ConfigKeyTrust)
+	policy, err := bundle.Resolve(policy, trust, ConfigKeyPolicy, ConfigKeyTrust)
+	if err != nil {
+		return nil, err
 	}
-	// No policy means the built-in default, with or without trust keys: the
-	// default is part of the module the host already chose to run.
 	return gate.NewEngine(policy)
 }
 

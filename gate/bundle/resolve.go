@@ -1,0 +1,33 @@
+package bundle
+
+import "github.com/ctxgate/ctxgate/gate"
+
+// Resolve turns a host's configuration (the policy and, optionally, the
+// trust keys as JSON) into the policy JSON to run, with one rule set for
+// every host: the Extism guest, the native runner and the CLI.
+//   - trust keys and a policy: the policy must be a bundle they sign (hybrid);
+//   - a bundle without trust keys: refused, since it cannot be checked;
+//   - no policy: nil, which selects the built-in default (it is part of the
+//     module the host already chose to run, so there is nothing to verify).
+//
+// policyField and trustField name the configuration keys in errors.
+func Resolve(policy, trustJSON []byte, policyField, trustField string) ([]byte, error) {
+	switch {
+	case len(policy) == 0:
+		return nil, nil
+	case len(trustJSON) > 0:
+		keys, err := ParseTrust(trustJSON)
+		if err != nil {
+			return nil, err
+		}
+		if !IsBundle(policy) {
+			return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: policyField,
+				Message: trustField + " are configured, so the policy must be a signed bundle"}
+		}
+		return Open(policy, keys, Hybrid)
+	case IsBundle(policy):
+		return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: trustField,
+			Message: "the policy is a signed bundle but no " + trustField + " are configured"}
+	}
+	return policy, nil
+}
