@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 
@@ -50,6 +51,9 @@ func runGateCall(name, inputName string, args []string, stdin io.Reader, stdout,
 	}
 	if _, err := stdout.Write(append(out, '\n')); err != nil {
 		return fail(stderr, name, err)
+	}
+	if err := gf.logGap(out); err != nil {
+		return fail(stderr, name, errors.New("gap log: "+err.Error()))
 	}
 	return exitOK
 }

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"io"
@@ -16,7 +18,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/host/gaps"
+	"github.com/ctxgate/ctxgate/host/signing"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -106,6 +111,8 @@ type gateFlags struct {
 	timeout  time.Duration
 	maxPages uint
 	cacheDir string
+	trust    signFileList // --trust: load only policies these keys sign
+	gapLog   string       // --gap-log: append gap events here (JSONL)
 }
 
 func (f *gateFlags) register(fs *flag.FlagSet) {
@@ -116,6 +123,8 @@ func (f *gateFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline for the call")
 	fs.UintVar(&f.maxPages, "max-pages", 1024, "memory cap per Wasm memory, in 64 KiB pages")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compiled-module cache `DIR` (\"\": compile every run)")
+	fs.Var(&f.trust, "trust", "trust `FILE` of public keys (repeatable, for rotation): the policy must be a bundle they sign")
+	fs.StringVar(&f.gapLog, "gap-log", "", "append the knowledge-gap event, if any, to this JSONL `FILE` (read by ctxgate gaps)")
 }
 
 // defaultCacheDir keeps compiled machine code between runs, so a CLI call
@@ -135,10 +144,18 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.native {
-		return host.NewNative(policy)
+	var trust []bundle.PublicKey
+	if len(f.trust) > 0 {
+		if trust, err = signing.ReadTrust(f.trust...); err != nil {
+			return nil, err
+		}
 	}
-	opts := host.Options{Policy: policy, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
+	if f.native {
+		// The Wasm path verifies inside the sandbox; natively the same
+		// rules run here, so --native refuses what the module refuses.
+		return host.NewNativeTrusted(policy, marshalTrust(trust))
+	}
+	opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
 	if f.wasm != "" {
 		if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
 			return nil, err
@@ -147,6 +164,42 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 		return nil, usageError{err}
 	}
 	return host.New(ctx, opts)
+}
+
+func marshalTrust(keys []bundle.PublicKey) []byte {
+	if keys == nil {
+		return nil
+	}
+	return signing.MarshalPublicKeys(keys)
+}
+
+// logGap appends the gap event of a decision or validation to --gap-log, with
+// fsync: a refusal is the record of what the knowledge base lacks, so it must
+// survive a crash right after the command returns.
+func (f *gateFlags) logGap(out []byte) error {
+	if f.gapLog == "" {
+		return nil
+	}
+	ev, ref, ok, err := gaps.EventFromDecision(out)
+	if err != nil || !ok {
+		return err
+	}
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	line := gaps.AppendEventLine(nil, ev, time.Now(), hex.EncodeToString(id[:]), ref)
+	file, err := os.OpenFile(f.gapLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err = file.Write(line); err == nil {
+		err = file.Sync()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // loadPolicy reads --policy: a file, else a preset of that name.

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxgate/ctxgate/host/gaps"
+	"github.com/ctxgate/ctxgate/policies"
+)
+
+// A question the evidence does not touch: the default policy refuses it and
+// records a refusal_hard gap event.
+const offTopicRequest = `{"query":"what is the boiling point of mercury","chunks":[` +
+	`{"id":"c1","doc_id":"ops","text":"To rotate the signing key, generate a new key pair and publish it before retiring the old one.","scores":{"vector":0.31,"bm25":0.4}}]}`
+
+// --gap-log appends exactly the gap events, in the format ctxgate gaps reads,
+// in every mode; a decision without a gap appends nothing.
+func TestEvalGapLog(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "gaps.jsonl")
+			args := append([]string{"eval", "--gap-log", log}, modeFlags(t, mode)...)
+			if code, out, errs := cli(t, goodRequest, args...); code != exitOK || !strings.Contains(out, `"gap_event":null`) {
+				t.Fatalf("good request: exit %d, %s %s", code, out, errs)
+			}
+			if _, err := os.Stat(log); !os.IsNotExist(err) {
+				t.Fatalf("a decision without a gap event created the log (err %v)", err)
+			}
+			for i := 0; i < 2; i++ {
+				code, out, errs := cli(t, offTopicRequest, args...)
+				if code != exitOK || !strings.Contains(out, `"action":"refuse"`) {
+					t.Fatalf("off-topic request: exit %d, %s %s", code, out, errs)
+				}
+			}
+			data, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, _, err := gaps.ReadEvents(bytes.NewReader(data), gaps.ReadOptions{})
+			if err != nil || len(events) != 2 {
+				t.Fatalf("gap log: %d events, err %v\n%s", len(events), err, data)
+			}
+			for _, ev := range events {
+				if ev.Kind != "refusal_hard" || ev.Query != "what is the boiling point of mercury" ||
+					!ev.HasTime || ev.DecisionID == "" || ev.Policy.Name != "default" {
+					t.Fatalf("event %+v", ev)
+				}
+			}
+			if events[0].DecisionID == events[1].DecisionID {
+				t.Fatal("two decisions share one decision_id")
+			}
+		})
+	}
+}
+
+// --trust: a bundle signed by a trusted key is used; the plain policy and a
+// bundle signed by another key are refused, natively and inside the module.
+func TestEvalTrust(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, prefix := range []string{"a", "b"} {
+		if code, _, errs := ctl(t, "keygen", "--out", p(prefix)); code != exitOK {
+			t.Fatalf("keygen: %s", errs)
+		}
+	}
+	plain, _ := policies.Get("wikigr")
+	os.WriteFile(p("policy.json"), plain, 0o644)
+	code, signed, errs := ctl(t, "sign", "--key", p("a.key"), p("policy.json"))
+	if code != exitOK {
+		t.Fatalf("sign: %s", errs)
+	}
+	os.WriteFile(p("bundle.json"), []byte(signed), 0o644)
+
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			run := func(policy, trust string) (int, string, string) {
+				args := append([]string{"eval", "--policy", policy, "--trust", trust}, modeFlags(t, mode)...)
+				return cli(t, goodRequest, args...)
+			}
+			if code, out, errs := run(p("bundle.json"), p("a.pub")); code != exitOK || !strings.Contains(out, `"name":"wikigr"`) {
+				t.Fatalf("signed bundle, trusted key: exit %d %s %s", code, out, errs)
+			}
+			if code, out, errs := run(p("policy.json"), p("a.pub")); code != exitFail || out != "" || !strings.Contains(errs, "bad_policy: policy: trust_keys are configured, so the policy must be a signed bundle") {
+				t.Fatalf("unsigned policy: exit %d %q %q", code, out, errs)
+			}
+			if code, out, errs := run(p("bundle.json"), p("b.pub")); code != exitFail || out != "" || !oneLine(errs) {
+				t.Fatalf("bundle signed by an untrusted key: exit %d %q %q", code, out, errs)
+			}
+		})
+	}
+}
