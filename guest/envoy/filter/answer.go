@@ -5,13 +5,13 @@ import (
 	"strings"
 
 	"github.com/ctxgate/ctxgate/gate"
-	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/chat"
 )
 
 // checkAnswer runs the core's answer check on a chat.completion body and
 // returns the headers that report it.
 func checkAnswer(p *plugin, body []byte, tags []string) [][2]string {
-	content, ok := answerContent(body)
+	content, ok := chat.AnswerContent(body)
 	if !ok {
 		return [][2]string{{HeaderAnswerCheck, "skipped-no-content"}}
 	}
@@ -31,17 +31,4 @@ func checkAnswer(p *plugin, body []byte, tags []string) [][2]string {
 	}
 	h = append(h, [2]string{HeaderUncited, strconv.Itoa(len(val.UncitedSentences))})
 	return h
-}
-
-// answerContent returns choices[0].message.content of a chat.completion.
-func answerContent(body []byte) (string, bool) {
-	v, err := jsonx.Parse(body, maxBodyDepth)
-	if err != nil {
-		return "", false
-	}
-	c := v.Get("choices").Index(0).Get("message").Get("content")
-	if c.Kind() != jsonx.String {
-		return "", false
-	}
-	return c.Str(), true
 }

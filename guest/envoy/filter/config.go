@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -52,8 +53,8 @@ const (
 	DefaultPathPrefix   = "/v1/chat/completions"
 	DefaultMaxBodyBytes = 1 << 20
 	// ExtensionField is the member that may carry retrieval results in the
-	// gate's own request shape: {"chunks": [...], "query_embedding": [...]}.
-	ExtensionField = "ctxgate"
+	// gate's own request shape (package gate/chat reads it).
+	ExtensionField = chat.ExtensionField
 )
 
 // configError names the configuration field at fault.

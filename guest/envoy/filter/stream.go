@@ -9,6 +9,7 @@ import (
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/chat"
 )
 
 // Header names the filter sets.
@@ -86,22 +87,22 @@ func (s *stream) OnHttpRequestBody(bodySize int, endOfStream bool) types.Action 
 func (s *stream) gate(body []byte) types.Action {
 	start := time.Now()
 	p := s.p
-	ch, err := parseChat(body, p.cfg)
-	if err == errNotGated {
+	ch, err := chat.Parse(body, p.cfg.DocumentsPath, p.cfg.QueryPath)
+	if err == chat.ErrNotGated {
 		s.skip()
 		return types.ActionContinue
 	}
 	if err != nil {
 		return s.fail(err)
 	}
-	p.scratch = ch.gateRequest(p.scratch[:0])
+	p.scratch = ch.GateRequest(p.scratch[:0])
 	req, err := gate.DecodeRequest(p.scratch, &p.engine.Policy().Limits)
 	if err != nil {
-		return s.fail(ch.userField(err))
+		return s.fail(ch.UserField(err))
 	}
 	d, err := p.engine.Decide(req)
 	if err != nil {
-		return s.fail(ch.userField(err))
+		return s.fail(ch.UserField(err))
 	}
 	v, err := newVerdict(d)
 	if err != nil {
@@ -109,20 +110,13 @@ func (s *stream) gate(body []byte) types.Action {
 	}
 
 	var newBody []byte
-	switch gate.Action(v.Action) {
-	case gate.ActionInject, gate.ActionCaveat:
-		if !ch.lastUser.ok() {
-			return s.fail(&gate.Error{Code: gate.CodeBadField, Field: "messages",
-				Message: "the sources go before the last user message, and there is none"})
+	if v.Action != string(gate.ActionRefuse) {
+		if newBody, err = ch.Upstream(nil, &v.Prompt); err != nil {
+			return s.fail(err)
 		}
-		newBody = ch.rewrite(nil, v.systemText(), "", false)
-		s.tags = v.Tags
-		s.check = p.cfg.SoftRefusalCheck
-	case gate.ActionFallback:
-		if v.Minimal != "" && ch.lastUser.ok() {
-			newBody = ch.rewrite(nil, "", v.Minimal, true)
-		} else {
-			newBody = ch.rewrite(nil, "", "", false)
+		if v.Action != string(gate.ActionFallback) {
+			s.tags = v.Tags
+			s.check = p.cfg.SoftRefusalCheck
 		}
 	}
 
@@ -153,15 +147,11 @@ func (s *stream) gate(body []byte) types.Action {
 	return types.ActionContinue
 }
 
-func (s *stream) refusal(ch *chat, v *verdict) ([]byte, string) {
-	var model []byte
-	if ch.model.ok() {
-		model = ch.body[ch.model.Start:ch.model.End]
+func (s *stream) refusal(ch *chat.Chat, v *verdict) ([]byte, string) {
+	if ch.Stream() {
+		return chat.RefusalStream(nil, ch.Model(), v.RefusalMessage), "text/event-stream"
 	}
-	if ch.stream {
-		return refusalStream(nil, model, v.RefusalMessage), "text/event-stream"
-	}
-	return refusalCompletion(nil, model, v.RefusalMessage), "application/json"
+	return chat.RefusalCompletion(nil, ch.Model(), v.RefusalMessage), "application/json"
 }
 
 // skip marks a request on the gated path that carries no documents.

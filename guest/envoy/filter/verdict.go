@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -19,11 +20,10 @@ type verdict struct {
 	Confidence string // as the decision JSON writes it
 	ConfBP     uint64 // confidence in basis points, for the histogram
 
-	Instructions, Sources, Minimal string
-	Caveat                         string
-	RefusalType, RefusalMessage    string
-	Tags                           []string // the S# tags the prompt offers
-	Policy                         string   // name@version
+	Prompt                      chat.Prompt // what the upstream body is rewritten with
+	RefusalType, RefusalMessage string
+	Tags                        []string // the S# tags the prompt offers
+	Policy                      string   // name@version
 }
 
 func newVerdict(d *gate.Decision) (*verdict, error) {
@@ -36,7 +36,7 @@ func newVerdict(d *gate.Decision) (*verdict, error) {
 		Action:     string(d.Action),
 		Level:      string(d.Level),
 		Confidence: string(jsonx.AppendFloat(nil, d.Confidence)),
-		Caveat:     d.Caveat,
+		Prompt:     chat.Prompt{Action: d.Action, Caveat: d.Caveat},
 		Policy:     d.Policy.Name,
 	}
 	if c := jsonx.Round6(d.Confidence); c > 0 {
@@ -46,7 +46,7 @@ func newVerdict(d *gate.Decision) (*verdict, error) {
 		v.Policy += "@" + d.Policy.Version
 	}
 	if p := d.Prompt; p != nil {
-		v.Instructions, v.Sources, v.Minimal = p.Instructions, p.Sources, p.Minimal
+		v.Prompt.Instructions, v.Prompt.Sources, v.Prompt.Minimal = p.Instructions, p.Sources, p.Minimal
 	}
 	if r := d.Refusal; r != nil {
 		v.RefusalType, v.RefusalMessage = r.Type, r.Message
@@ -57,23 +57,4 @@ func newVerdict(d *gate.Decision) (*verdict, error) {
 		}
 	}
 	return v, nil
-}
-
-// systemText is the system message an inject or caveat decision adds: the
-// constraint instructions, the <sources> block, and for caveat the caveat.
-func (v *verdict) systemText() string {
-	s := v.Instructions
-	if v.Sources != "" {
-		if s != "" {
-			s += "\n\n"
-		}
-		s += v.Sources
-	}
-	if v.Action == string(gate.ActionCaveat) && v.Caveat != "" {
-		if s != "" {
-			s += "\n\n"
-		}
-		s += v.Caveat
-	}
-	return s
 }

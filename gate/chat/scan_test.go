@@ -1,8 +1,9 @@
-package filter
+package chat
 
 import (
 	"testing"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -51,26 +52,35 @@ func FuzzScannerAgreesWithJSONX(f *testing.F) {
 	})
 }
 
-// FuzzChat checks that no body makes the filter's parse or rewrite panic,
-// and that every rewrite is valid JSON without the raw documents.
+// FuzzChat checks that no body makes Parse, GateRequest, Rewrite or
+// UserField panic, and that every rewrite is valid JSON without the raw
+// documents or the extension field.
 func FuzzChat(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","content":"q"}],"documents":[{"id":"a"}]}`))
 	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"q"}]}],"ctxgate":{"chunks":[]}}`))
 	f.Add([]byte(`{"messages":[],"documents":[],"x":{"documents":1}}`))
-	cfg, _ := ParseConfig(nil)
+	f.Add([]byte(`{"messages":[{"role":"us\u0065r","content":"q"}],"x":{"docs":[]},"documents":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := parseChat(b, cfg)
-		if err != nil {
-			return
-		}
-		_ = c.gateRequest(nil)
-		for _, out := range [][]byte{c.rewrite(nil, "sys <sources>", "", false), c.rewrite(nil, "", "min", true)} {
-			v, err := jsonx.Parse(out, 0)
+		for _, docs := range [][]string{{"documents"}, {"x", "docs"}, nil} {
+			c, err := Parse(b, docs, nil)
 			if err != nil {
-				t.Fatalf("rewrite is not JSON: %v\nin:  %s\nout: %s", err, b, out)
+				continue
 			}
-			if v.Get("documents") != nil || v.Get(ExtensionField) != nil {
-				t.Fatalf("rewrite kept the documents: %s", out)
+			if _, err := jsonx.Parse(c.GateRequest(nil), 0); err != nil {
+				t.Fatalf("gate request is not JSON: %v\nin: %s", err, b)
+			}
+			_ = c.UserField(&gate.Error{Code: gate.CodeBadField, Field: "chunks[0].text"})
+			_ = c.QueryText()
+			_ = c.AppendQueryEmbedding(nil)
+			for _, out := range [][]byte{c.Rewrite(nil, "sys <sources>", "", false), c.Rewrite(nil, "", "min", true)} {
+				v, err := jsonx.Parse(out, 0)
+				if err != nil {
+					t.Fatalf("rewrite is not JSON: %v\nin:  %s\nout: %s", err, b, out)
+				}
+				if v.Get(ExtensionField) != nil || (len(docs) == 1 && v.Get("documents") != nil) ||
+					(len(docs) == 2 && v.Get("x").Get("docs") != nil) {
+					t.Fatalf("rewrite kept the documents: %s", out)
+				}
 			}
 		}
 	})

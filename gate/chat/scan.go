@@ -1,4 +1,4 @@
-package filter
+package chat
 
 import (
 	"strconv"
@@ -6,9 +6,9 @@ import (
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
-// The filter rewrites request bodies by splicing: it finds the byte spans of
-// the few members it touches (messages, documents, ctxgate) and copies every
-// other byte as the client sent it. jsonx validates the body first (strictly:
+// Bodies are rewritten by splicing: Parse finds the byte spans of the few
+// members the mapping touches (messages, documents, ctxgate) and every other
+// byte is copied as the client sent it. jsonx validates the body first (strictly:
 // duplicate keys, UTF-8, depth), so this scanner only has to find where values
 // start and end in a document already known to be valid JSON; re-serializing
 // a jsonx tree instead would re-escape every string of the conversation.
@@ -274,4 +274,13 @@ func keyIs(raw []byte, key string) bool {
 		}
 	}
 	return string(raw) == key
+}
+
+// strIs reports whether the value v of b is the JSON string s, escapes
+// decoded ("us\u0065r" is "user"), like keyIs for member names.
+func strIs(b []byte, v span, s string) bool {
+	if !v.ok() || v.End-v.Start < 2 || b[v.Start] != '"' {
+		return false
+	}
+	return keyIs(b[v.Start+1:v.End-1], s)
 }

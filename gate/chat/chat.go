@@ -1,0 +1,250 @@
+// Package chat maps an OpenAI chat-completions request body to a gate
+// request and back: it finds the retrieved documents and the question,
+// splices the gate request from the body's own bytes, rewrites the body for
+// the upstream after the decision, and writes the local refusal replies.
+//
+// It is the one implementation of that mapping: the Envoy filter
+// (guest/envoy/filter) and the server's gateway mode (host/server) both call
+// it, so a body is gated and rewritten to the same bytes in every host. Like
+// the core it is pure (no I/O, no fmt, no encoding/json), TinyGo-safe, and
+// never panics: bad input is a *gate.Error naming the field.
+package chat
+
+import (
+	"strconv"
+
+	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// ExtensionField is the member that may carry retrieval results in the
+// gate's own request shape: {"ctxgate": {"chunks": [...], "query_embedding": [...]}}.
+const ExtensionField = "ctxgate"
+
+// MaxDepth bounds JSON nesting in bodies; chat requests nest a few levels.
+const MaxDepth = 64
+
+// ErrNotGated reports a body with nothing to gate: it carries neither
+// documents nor the extension field. Such requests pass untouched, so a
+// proxy in front of a mixed fleet gates only RAG traffic.
+var ErrNotGated = &gate.Error{Code: "not_gated", Message: "no retrieved documents in the request"}
+
+// ErrNoUserMessage is the error of an inject or caveat decision on a body
+// without a user message: the sources go right before it.
+var ErrNoUserMessage = &gate.Error{Code: gate.CodeBadField, Field: "messages",
+	Message: "the sources go before the last user message, and there is none"}
+
+// Chat is what Parse found in one chat-completion request body: the byte
+// spans the mapping reads, removes or replaces. Everything else is copied
+// verbatim. A Chat holds body; the caller must not change it meanwhile.
+type Chat struct {
+	body []byte
+	root span
+
+	messages     span   // the "messages" array; !ok() when absent
+	lastUser     span   // the last message with "role": "user"
+	lastUserText span   // the string holding its text (content, or its first text part)
+	query        span   // the JSON string the gate reads as the question
+	queryField   string // where the question is, for error messages
+	lastUserIdx  int
+
+	documents       span // the documents array (docsPath)
+	documentsMember span // its "key": value bytes when it is a root member
+	docsPath        []string
+	ext             span // the ctxgate extension object
+	stream          bool
+	model           span
+}
+
+// Parse locates the members the mapping needs. docsPath is the member path
+// of the documents array (empty: only the extension field is read);
+// queryPath, when set, is the member path of the question string, else the
+// question is the last user message's text, else the extension's "query".
+// A body with neither documents nor extension returns ErrNotGated; other
+// errors are *gate.Error values naming the field, like the core's.
+func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
+	if _, err := jsonx.Parse(body, MaxDepth); err != nil {
+		return nil, &gate.Error{Code: gate.CodeBadJSON, Message: "request body is not valid JSON: " + err.Error()}
+	}
+	c := &Chat{body: body, root: span{skipSpace(body, 0), len(body)}, docsPath: docsPath}
+	if body[c.root.Start] != '{' {
+		return nil, &gate.Error{Code: gate.CodeBadJSON, Message: "request body must be a JSON object"}
+	}
+
+	if v, ok := path(body, c.root, docsPath); ok && len(docsPath) > 0 {
+		c.documents = v
+		if len(docsPath) == 1 {
+			_, c.documentsMember, _ = member(body, c.root, docsPath[0])
+		}
+		if body[v.Start] != '[' {
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(docsPath), Message: "must be an array of chunks"}
+		}
+	}
+	if v, _, ok := member(body, c.root, ExtensionField); ok {
+		if body[v.Start] != '{' {
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: ExtensionField, Message: "must be an object in the gate's request shape"}
+		}
+		c.ext = v
+	}
+	if !c.documents.ok() && !c.ext.ok() {
+		return nil, ErrNotGated
+	}
+	if c.documents.ok() && c.ext.ok() {
+		if _, _, dup := member(body, c.ext, "chunks"); dup {
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(docsPath),
+				Message: "documents and ctxgate.chunks are both set; send one"}
+		}
+	}
+
+	if v, _, ok := member(body, c.root, "stream"); ok && string(body[v.Start:v.End]) == "true" {
+		c.stream = true
+	}
+	if v, _, ok := member(body, c.root, "model"); ok && body[v.Start] == '"' {
+		c.model = v
+	}
+	if v, _, ok := member(body, c.root, "messages"); ok {
+		if body[v.Start] != '[' {
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: "messages", Message: "must be an array"}
+		}
+		c.messages = v
+		c.findLastUser()
+	}
+
+	switch {
+	case len(queryPath) > 0:
+		v, ok := path(body, c.root, queryPath)
+		if !ok || body[v.Start] != '"' {
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(queryPath), Message: "missing, or not a string"}
+		}
+		c.query, c.queryField = v, joinPath(queryPath)
+	case c.lastUserText.ok():
+		c.query = c.lastUserText
+		c.queryField = "messages[" + strconv.Itoa(c.lastUserIdx) + "].content"
+	default:
+		if !c.extHas("query") {
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: "messages", Message: "no user message with text content to use as the query"}
+		}
+	}
+	return c, nil
+}
+
+func (c *Chat) findLastUser() {
+	b := c.body
+	i := -1
+	eachElement(b, c.messages.Start, 0, func(m span) {
+		i++
+		if b[m.Start] != '{' {
+			return
+		}
+		if role, _, _ := member(b, m, "role"); !strIs(b, role, "user") {
+			return
+		}
+		c.lastUser, c.lastUserText, c.lastUserIdx = m, span{}, i
+		content, _, ok := member(b, m, "content")
+		if !ok {
+			return
+		}
+		switch b[content.Start] {
+		case '"':
+			c.lastUserText = content
+		case '[':
+			// Multimodal content: the first text part is the question.
+			eachElement(b, content.Start, 0, func(part span) {
+				if c.lastUserText.ok() || b[part.Start] != '{' {
+					return
+				}
+				if t, _, _ := member(b, part, "type"); !strIs(b, t, "text") {
+					return
+				}
+				if txt, _, ok := member(b, part, "text"); ok && b[txt.Start] == '"' {
+					c.lastUserText = txt
+				}
+			})
+		}
+	})
+}
+
+// Stream reports "stream": true.
+func (c *Chat) Stream() bool { return c.stream }
+
+// Model is the request's "model" as raw JSON (a string with its quotes), or
+// nil when it has none.
+func (c *Chat) Model() []byte {
+	if !c.model.ok() {
+		return nil
+	}
+	return c.body[c.model.Start:c.model.End]
+}
+
+// HasLastUser reports whether the messages hold a user message, which an
+// inject or caveat rewrite needs.
+func (c *Chat) HasLastUser() bool { return c.lastUser.ok() }
+
+// QueryText is the question as the gate reads it: the extension's "query"
+// when it sets one, else the question Parse chose ("" when neither is a
+// string).
+func (c *Chat) QueryText() string {
+	if q, _, ok := member(c.body, c.ext, "query"); ok {
+		return c.str(q)
+	}
+	return c.str(c.query)
+}
+
+// AppendQueryEmbedding appends the extension's "query_embedding" array,
+// compact (whitespace outside strings dropped: it may end up in a JSON
+// line), or nothing when the extension has no non-empty array.
+func (c *Chat) AppendQueryEmbedding(dst []byte) []byte {
+	v, _, ok := member(c.body, c.ext, "query_embedding")
+	if !ok || c.body[v.Start] != '[' || c.body[skipSpace(c.body, v.Start+1)] == ']' {
+		return dst
+	}
+	return AppendCompact(dst, c.body[v.Start:v.End])
+}
+
+// AppendCompact appends the JSON text b without the whitespace between its
+// tokens. b must be valid JSON (strings are copied as they are).
+func AppendCompact(dst, b []byte) []byte {
+	in := false
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		switch {
+		case in && ch == '\\' && i+1 < len(b):
+			dst = append(dst, ch, b[i+1])
+			i++
+			continue
+		case ch == '"':
+			in = !in
+		case !in && (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'):
+			continue
+		}
+		dst = append(dst, ch)
+	}
+	return dst
+}
+
+func (c *Chat) str(v span) string {
+	if !v.ok() || c.body[v.Start] != '"' {
+		return ""
+	}
+	s, err := jsonx.Parse(c.body[v.Start:v.End], 1)
+	if err != nil {
+		return ""
+	}
+	return s.Str()
+}
+
+func (c *Chat) extHas(key string) bool {
+	_, _, ok := member(c.body, c.ext, key)
+	return ok
+}
+
+func joinPath(p []string) string {
+	s := ""
+	for i, k := range p {
+		if i > 0 {
+			s += "."
+		}
+		s += k
+	}
+	return s
+}

@@ -1,0 +1,89 @@
+package chat
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRefusalReplies(t *testing.T) {
+	msg := "I don't have enough information to answer that. \"<S1>\""
+	for _, model := range []string{`"gpt-x"`, ""} {
+		wantModel := strings.Trim(model, `"`)
+		if model == "" {
+			wantModel = "ctxgate"
+		}
+		var c struct {
+			ID      string
+			Object  string
+			Created int
+			Model   string
+			Choices []struct {
+				Message struct{ Role, Content string }
+				Finish  string `json:"finish_reason"`
+			}
+		}
+		b := RefusalCompletion([]byte(nil), []byte(model), msg)
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		if c.ID != RefusalID || c.Created != 0 || c.Object != "chat.completion" || c.Model != wantModel || len(c.Choices) != 1 ||
+			c.Choices[0].Message.Content != msg || c.Choices[0].Message.Role != "assistant" || c.Choices[0].Finish != "stop" {
+			t.Errorf("completion = %+v", c)
+		}
+		if b[len(b)-1] != '}' {
+			t.Errorf("completion does not end with its closing brace: %s", b)
+		}
+
+		sse := string(RefusalStream(nil, []byte(model), msg))
+		events := strings.Split(strings.TrimSuffix(sse, "\n\n"), "\n\n")
+		if len(events) != 3 || events[2] != "data: [DONE]" {
+			t.Fatalf("stream events = %q", events)
+		}
+		var chunks [2]struct {
+			Object  string
+			Model   string
+			Choices []struct {
+				Delta  struct{ Role, Content string }
+				Finish *string `json:"finish_reason"`
+			}
+		}
+		for i := range chunks {
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(events[i], "data: ")), &chunks[i]); err != nil {
+				t.Fatal(err)
+			}
+			if chunks[i].Object != "chat.completion.chunk" || chunks[i].Model != wantModel || len(chunks[i].Choices) != 1 {
+				t.Errorf("chunk %d = %+v", i, chunks[i])
+			}
+		}
+		if d := chunks[0].Choices[0]; d.Delta.Content != msg || d.Delta.Role != "assistant" || d.Finish != nil {
+			t.Errorf("first chunk = %+v", d)
+		}
+		if d := chunks[1].Choices[0]; d.Delta.Content != "" || d.Finish == nil || *d.Finish != "stop" {
+			t.Errorf("last chunk = %+v", d)
+		}
+	}
+}
+
+func TestAnswerContent(t *testing.T) {
+	tests := []struct {
+		body string
+		want string
+		ok   bool
+	}{
+		{`{"choices":[{"message":{"role":"assistant","content":"A [S1]."}}]}`, "A [S1].", true},
+		{`{"choices":[{"message":{"content":"first"}},{"message":{"content":"second"}}]}`, "first", true},
+		{`{"choices":[{"message":{"content":null}}]}`, "", false},
+		{`{"choices":[]}`, "", false},
+		{`{"choices":{"message":{"content":"x"}}}`, "", false},
+		{`[1]`, "", false},
+		{`not json`, "", false},
+		{``, "", false},
+	}
+	for _, tt := range tests {
+		got, ok := AnswerContent([]byte(tt.body))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("AnswerContent(%s) = %q, %v; want %q, %v", tt.body, got, ok, tt.want, tt.ok)
+		}
+	}
+}
