@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -34,8 +35,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.forwardUngated(w, r, body, "skip", "")
 		return
 	}
-	c, err := parseChatBody(body, s.opts.DocumentsPath, s.opts.QueryPath)
-	if err == errNotGated {
+	c, err := chat.Parse(body, s.opts.DocumentsPath, s.opts.QueryPath)
+	if err == chat.ErrNotGated {
 		s.forwardUngated(w, r, body, "skip", "")
 		return
 	}
@@ -43,67 +44,49 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.gateFailed(w, r, body, fromGateError(err))
 		return
 	}
-	_, d, e := s.decide(r, c.gateRequest(nil), true)
+	_, d, e := s.decide(r, c.GateRequest(nil), true)
 	if e != nil {
 		s.gateFailed(w, r, body, renameField(c, e))
 		return
 	}
 	id := s.newID()
-	var emb []byte
-	if v := c.ext.Get("query_embedding"); v.Kind() == jsonx.Array && v.Len() > 0 {
-		emb = jsonx.AppendValue(nil, v)
-	}
-	s.remember(id, c.queryText(), emb, d)
+	s.remember(id, c.QueryText(), c.AppendQueryEmbedding(nil), d)
 	s.metrics.gateway.WithLabelValues(d.Action).Inc()
 
-	var out []byte
-	check := false
-	switch gate.Action(d.Action) {
-	case gate.ActionRefuse:
+	if gate.Action(d.Action) == gate.ActionRefuse {
 		s.refuse(w, c, d, id)
 		return
-	case gate.ActionInject, gate.ActionCaveat:
-		if c.lastUser < 0 {
-			s.gateFailed(w, r, body, newAPIError(422, gate.CodeBadField, "messages",
-				"the sources go before the last user message, and there is none"))
-			return
-		}
-		out = c.rewrite(systemText(d), "", false)
-		check = !s.opts.NoAnswerCheck
-	case gate.ActionFallback:
-		if d.Prompt != nil && d.Prompt.Minimal != "" && c.lastUser >= 0 {
-			out = c.rewrite("", d.Prompt.Minimal, true)
-		} else {
-			out = c.rewrite("", "", false)
-		}
-	default:
-		s.gateFailed(w, r, body, newAPIError(500, gate.CodeInternal, "", "the gate returned an unknown action "+strconv.Quote(d.Action)))
+	}
+	out, err := c.Upstream(nil, chatPrompt(d))
+	if err != nil {
+		s.gateFailed(w, r, body, fromGateError(err))
 		return
 	}
-	x := &exchange{d: d, id: id, check: check, tags: d.tags(), query: c.queryText(), stream: c.stream}
+	check := gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
+	x := &exchange{d: d, id: id, check: check, tags: d.tags(), query: c.QueryText(), stream: c.Stream()}
 	s.proxy(w, r, out, x)
 }
 
 // renameField gives a gate error the body's field names (documents[2]...,
 // messages[1].content) instead of the spliced gate request's.
-func renameField(c *chatBody, e *apiError) *apiError {
+func renameField(c *chat.Chat, e *apiError) *apiError {
 	if e.Field == "" {
 		return e
 	}
-	ge := c.userField(&gate.Error{Code: e.Code, Field: e.Field, Message: e.Message}).(*gate.Error)
+	ge := c.UserField(&gate.Error{Code: e.Code, Field: e.Field, Message: e.Message}).(*gate.Error)
 	return newAPIError(e.Status, ge.Code, ge.Field, ge.Message)
 }
 
 // refuse answers a hard refusal locally: the upstream is never called.
-func (s *Server) refuse(w http.ResponseWriter, c *chatBody, d *decisionView, id string) {
+func (s *Server) refuse(w http.ResponseWriter, c *chat.Chat, d *decisionView, id string) {
 	msg := ""
 	if d.Refusal != nil {
 		msg = d.Refusal.Message
 	}
 	h := w.Header()
 	setDecisionHeaders(h, d, id)
-	if c.stream {
-		b := refusalStream(nil, c.model, msg)
+	if c.Stream() {
+		b := chat.RefusalStream(nil, c.Model(), msg)
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Content-Length", strconv.Itoa(len(b)))
@@ -111,7 +94,7 @@ func (s *Server) refuse(w http.ResponseWriter, c *chatBody, d *decisionView, id 
 		w.Write(b)
 		return
 	}
-	writeJSON(w, http.StatusOK, refusalCompletion(nil, c.model, msg, d))
+	writeJSON(w, http.StatusOK, refusalCompletion(nil, c.Model(), msg, d))
 }
 
 // gateFailed handles a chat request the gate could not decide: fail open
@@ -275,7 +258,7 @@ func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, resp *http
 		io.Copy(w, resp.Body)
 		return
 	}
-	root, perr := jsonx.Parse(b, maxBodyDepth)
+	root, perr := jsonx.Parse(b, chat.MaxDepth)
 	if perr != nil || root.Kind() != jsonx.Object {
 		if x.check {
 			h.Set(HeaderAnswerCheck, "skipped-not-json")
@@ -292,14 +275,14 @@ func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, resp *http
 // checkAnswer runs the gate's answer check on choices[0].message.content and
 // reports it in headers; a soft refusal is a gap event.
 func (s *Server) checkAnswer(r *http.Request, h http.Header, root *jsonx.Value, x *exchange) {
-	content := root.Get("choices").Index(0).Get("message").Get("content")
-	if content.Kind() != jsonx.String {
+	content, ok := chat.AnswerOf(root)
+	if !ok {
 		h.Set(HeaderAnswerCheck, "skipped-no-content")
 		s.metrics.answerChecks.WithLabelValues("skipped_no_content").Inc()
 		return
 	}
 	in := []byte(`{"answer":`)
-	in = jsonx.AppendString(in, content.Str())
+	in = jsonx.AppendString(in, content)
 	in = append(in, `,"tags":[`...)
 	for i, t := range x.tags {
 		if i > 0 {

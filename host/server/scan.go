@@ -1,6 +1,9 @@
 package server
 
-import "github.com/ctxgate/ctxgate/gate/jsonx"
+import (
+	"github.com/ctxgate/ctxgate/gate/chat"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
 
 // requestQuery reads the question and the query embedding of a gate request
 // the gate has just accepted (so it is valid JSON) without parsing the whole
@@ -15,7 +18,10 @@ func requestQuery(body []byte) (string, []byte) {
 			query = val
 		case "query_embedding":
 			if len(val) > 2 && val[0] == '[' {
-				emb = append([]byte(nil), val...)
+				// Compact: it is copied into gap events, one JSON line each.
+				if emb = chat.AppendCompact(nil, val); len(emb) == 2 {
+					emb = nil // "[ ]", as the parser reads it: no embedding
+				}
 			}
 		}
 	})
