@@ -11,7 +11,7 @@ DEMO_REQUEST ?= $(firstword $(sort $(wildcard testdata/requests/default/*.json))
 BENCH ?= .
 PKGS  ?= ./...
 
-.PHONY: tools build test demo bench golden clean clean-tools
+.PHONY: tools build test demo bench golden quality fuzz load clean clean-tools
 
 ## tools: the Debian packages and TinyGo 0.42.0 (cached; a no-op when present)
 tools:
@@ -27,8 +27,13 @@ test: build
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/extism/...
 	$(GO) test ./...
-	@# ---- further test steps go below this line (one per line, each must
-	@# ---- fail the target on failure), e.g. example hosts, parity runs.
+	@# The committed quality report must be what the data and the current
+	@# policies give (skips, saying so, when ../shared/data is absent).
+	CTXGATE_QUALITY_STRICT=1 $(GO) test -count=1 ./bench/eval/quality -run TestQualityReport
+	@# The same module in workerd, Node and Deno, byte for byte.
+	scripts/test-edge.sh
+	@# Every fuzz target for FUZZTIME (default 20s), natively and through the modules.
+	scripts/fuzz.sh
 
 ## demo: install what is missing, build, and decide one sample request
 demo: build
@@ -42,6 +47,18 @@ demo: build
 ## bench: benchmarks (report ratios from one run; never timed assertions)
 bench: build
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+
+## quality: regenerate docs/quality.md and its plots from ../shared/data
+quality:
+	$(GO) run ./cmd/ctxgate evalset
+
+## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=2m)
+fuzz: build
+	scripts/fuzz.sh
+
+## load: drive `ctxgate serve` /v1/gate with concurrent clients (make load LOAD_FLAGS=-h)
+load: build
+	$(GO) run ./bench/load $(LOAD_FLAGS)
 
 ## golden: regenerate testdata/decisions from testdata/requests
 golden:

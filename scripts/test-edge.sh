@@ -3,6 +3,7 @@
 #
 #   scripts/test-edge.sh            # all three; needs host/wasm/ctxgate.wasm (make build)
 #   scripts/test-edge.sh edge node  # only the named runtimes: edge node deno
+#   CTXGATE_EDGE_INSTALL_ONLY=1 scripts/test-edge.sh   # only step 1 (npm ci)
 #
 # 1. npm ci in examples/ (from the lockfile; skipped when node_modules was
 #    installed from this very lockfile, CTXGATE_NPM_CI=1 forces it);
@@ -101,6 +102,8 @@ if [ "${CTXGATE_NPM_CI:-}" = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]
 	run timeout 600 npm ci --prefix "$EX" --prefer-offline --no-audit --no-fund --loglevel=error >&2
 	echo "$want" >"$stamp"
 fi
+# .ci/run installs in a phase of its own, before `make test`.
+[ "${CTXGATE_EDGE_INSTALL_ONLY:-}" != 1 ] || exit 0
 
 # free_port asks the OS for an unused port (bind to 0, read it, release it).
 # Another process may take it before workerd binds: start_workerd retries.
