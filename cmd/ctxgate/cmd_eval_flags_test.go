@@ -92,3 +92,38 @@ func TestEvalTrust(t *testing.T) {
 		})
 	}
 }
+
+// --receipt: eval signs a receipt over the exact request and decision bytes,
+// which verify-receipt accepts for those bytes and refuses for others.
+func TestEvalReceipt(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	if code, _, errs := ctl(t, "keygen", "--out", p("k")); code != exitOK {
+		t.Fatalf("keygen: %s", errs)
+	}
+	os.WriteFile(p("request.json"), []byte(goodRequest), 0o644)
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			receipt := p(mode + ".receipt.json")
+			args := append([]string{"eval", "--receipt-key", p("k.key"), "--receipt", receipt}, modeFlags(t, mode)...)
+			code, out, errs := cli(t, "", append(args, p("request.json"))...)
+			if code != exitOK {
+				t.Fatalf("eval: exit %d %s", code, errs)
+			}
+			decision := p(mode + ".decision.json")
+			os.WriteFile(decision, []byte(strings.TrimSuffix(out, "\n")), 0o644)
+			if code, vout, verrs := ctl(t, "verify-receipt", "--trust", p("k.pub"), "--request", p("request.json"),
+				"--decision", decision, receipt); code != exitOK || strings.Count(vout, "(matches)") != 2 {
+				t.Fatalf("verify-receipt: exit %d %s %s", code, vout, verrs)
+			}
+			os.WriteFile(p("other.json"), []byte(offTopicRequest), 0o644)
+			if code, _, verrs := ctl(t, "verify-receipt", "--trust", p("k.pub"), "--request", p("other.json"), receipt); code != exitFail ||
+				!strings.Contains(verrs, "does not match") {
+				t.Fatalf("receipt accepted for another request: exit %d %s", code, verrs)
+			}
+		})
+	}
+	if code, _, errs := cli(t, goodRequest, "eval", "--native", "--receipt", p("r.json")); code != exitUsage || !oneLine(errs) {
+		t.Fatalf("--receipt without --receipt-key: exit %d %q", code, errs)
+	}
+}

@@ -11,5 +11,5 @@ func init() {
 }
 
 func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runGateCall("validate", "ANSWER.json", args, stdin, stdout, stderr, host.Evaluator.Validate)
+	return runGateCall("validate", "ANSWER.json", args, stdin, stdout, stderr, host.Evaluator.Validate, nil)
 }

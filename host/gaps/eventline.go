@@ -32,18 +32,19 @@ func AppendEventLine(dst, gapEvent []byte, at time.Time, decisionID string, p Po
 }
 
 // EventFromDecision pulls the gap_event and policy out of a decision JSON.
-// ok is false when the decision records no gap (gap_event is null).
+// ok is false when the decision records no gap (gap_event is null); the
+// policy is returned either way.
 func EventFromDecision(decision []byte) (gapEvent []byte, p PolicyRef, ok bool, err error) {
 	v, err := jsonx.Parse(decision, 64)
 	if err != nil {
 		return nil, p, false, err
 	}
+	if pol := v.Get("policy"); pol != nil {
+		p = PolicyRef{pol.Get("name").Str(), pol.Get("version").Str(), pol.Get("sha256").Str()}
+	}
 	ev := v.Get("gap_event")
 	if ev == nil || ev.Kind() != jsonx.Object {
 		return nil, p, false, nil
-	}
-	if pol := v.Get("policy"); pol != nil {
-		p = PolicyRef{pol.Get("name").Str(), pol.Get("version").Str(), pol.Get("sha256").Str()}
 	}
 	return jsonx.AppendValue(nil, ev), p, true, nil
 }
