@@ -63,33 +63,16 @@ func hashRune(h uint64, r rune) uint64 {
 // tokenize appends the tokens of s to dst. If text is non-nil, the folded
 // bytes of each token are appended to *text too, with ends recording each
 // token's end offset: the query uses that to name missing terms.
+//
+// The word state (h, n) stays in local variables and the flushes are plain
+// functions, not closures: a closure capturing h and n keeps them in memory,
+// which under TinyGo/Wasm made this loop several times slower
+// (docs/performance.md).
 func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
 	h := uint64(fnvOffset)
 	n := 0 // runes in the current word
 	var prevCJK rune = -1
-	emit := func(t token) {
-		dst = append(dst, t)
-		if ends != nil {
-			*ends = append(*ends, len(*text))
-		}
-	}
-	flushWord := func() {
-		if n > 0 {
-			emit(token{hash: h, runes: n})
-		}
-		h, n = fnvOffset, 0
-	}
 	cjkRun := 0
-	flushCJK := func() {
-		if cjkRun == 1 {
-			emit(token{hash: hashRune(fnvOffset, prevCJK), runes: 1, cjk: true})
-			if text != nil {
-				*text = utf8.AppendRune(*text, prevCJK)
-				(*ends)[len(*ends)-1] = len(*text)
-			}
-		}
-		cjkRun, prevCJK = 0, -1
-	}
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			// ASCII fast path: no decoding, no tables.
@@ -97,14 +80,19 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
 			if c >= 'A' && c <= 'Z' {
 				c += 'a' - 'A'
 			} else if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-				if n > 0 || cjkRun > 0 {
-					flushCJK()
-					flushWord()
+				if cjkRun > 0 {
+					dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
+					cjkRun, prevCJK = 0, -1
+				}
+				if n > 0 {
+					dst = emitToken(dst, token{hash: h, runes: n}, text, ends)
+					h, n = fnvOffset, 0
 				}
 				continue
 			}
 			if cjkRun > 0 {
-				flushCJK()
+				dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
+				cjkRun, prevCJK = 0, -1
 			}
 			h = (h ^ uint64(c)) * fnvPrime
 			n++
@@ -116,9 +104,12 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		if isCJK(r) {
-			flushWord()
+			if n > 0 {
+				dst = emitToken(dst, token{hash: h, runes: n}, text, ends)
+				h, n = fnvOffset, 0
+			}
 			if prevCJK >= 0 {
-				emit(token{hash: hashRune(hashRune(fnvOffset, prevCJK), r), runes: 2, cjk: true})
+				dst = emitToken(dst, token{hash: hashRune(hashRune(fnvOffset, prevCJK), r), runes: 2, cjk: true}, text, ends)
 				if text != nil {
 					*text = utf8.AppendRune(utf8.AppendRune(*text, prevCJK), r)
 					(*ends)[len(*ends)-1] = len(*text)
@@ -128,7 +119,10 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
 			cjkRun++
 			continue
 		}
-		flushCJK()
+		if cjkRun > 0 {
+			dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
+			cjkRun, prevCJK = 0, -1
+		}
 		if isWordRune(r) {
 			f := foldRune(r)
 			h = hashRune(h, f)
@@ -138,10 +132,41 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
 			}
 			continue
 		}
-		flushWord()
+		if n > 0 {
+			dst = emitToken(dst, token{hash: h, runes: n}, text, ends)
+			h, n = fnvOffset, 0
+		}
 	}
-	flushWord()
-	flushCJK()
+	if n > 0 {
+		dst = emitToken(dst, token{hash: h, runes: n}, text, ends)
+	}
+	if cjkRun > 0 {
+		dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
+	}
+	return dst
+}
+
+// emitToken appends t, and its end offset in *text when the caller keeps
+// the text.
+func emitToken(dst []token, t token, text *[]byte, ends *[]int) []token {
+	dst = append(dst, t)
+	if ends != nil {
+		*ends = append(*ends, len(*text))
+	}
+	return dst
+}
+
+// flushCJK ends a CJK run: a lone character is a unigram (a longer run has
+// already produced its bigrams).
+func flushCJK(dst []token, prev rune, run int, text *[]byte, ends *[]int) []token {
+	if run != 1 {
+		return dst
+	}
+	dst = emitToken(dst, token{hash: hashRune(fnvOffset, prev), runes: 1, cjk: true}, text, ends)
+	if text != nil {
+		*text = utf8.AppendRune(*text, prev)
+		(*ends)[len(*ends)-1] = len(*text)
+	}
 	return dst
 }
 
