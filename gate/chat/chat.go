@@ -52,8 +52,18 @@ type Chat struct {
 	documentsMember span // its "key": value bytes when it is a root member
 	docsPath        []string
 	ext             span // the ctxgate extension object
+	extQuery        span // its "query", "chunks" and "query_embedding" values
+	extChunks       span
+	extEmbedding    span
 	stream          bool
 	model           span
+}
+
+// rootMembers is one walk over the body's root object: every member the
+// mapping reads, so a large body is scanned once, not once per member.
+type rootMembers struct {
+	first, ext, stream, model, messages span // values
+	firstWhole                          span // the docsPath[0] member, key included
 }
 
 // Parse locates the members the mapping needs. docsPath is the member path
@@ -71,38 +81,69 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 		return nil, &gate.Error{Code: gate.CodeBadJSON, Message: "request body must be a JSON object"}
 	}
 
-	if v, ok := path(body, c.root, docsPath); ok && len(docsPath) > 0 {
-		c.documents = v
-		if len(docsPath) == 1 {
-			_, c.documentsMember, _ = member(body, c.root, docsPath[0])
+	var r rootMembers
+	first := ""
+	if len(docsPath) > 0 {
+		first = docsPath[0]
+	}
+	eachMember(body, c.root.Start, 0, func(k []byte, m, v span) {
+		if first != "" && keyIs(k, first) {
+			r.first, r.firstWhole = v, m
 		}
-		if body[v.Start] != '[' {
-			return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(docsPath), Message: "must be an array of chunks"}
+		switch {
+		case keyIs(k, ExtensionField):
+			r.ext = v
+		case keyIs(k, "messages"):
+			r.messages = v
+		case keyIs(k, "model"):
+			r.model = v
+		case keyIs(k, "stream"):
+			r.stream = v
+		}
+	})
+
+	if r.first.ok() {
+		if v, ok := path(body, r.first, docsPath[1:]); ok {
+			c.documents = v
+			if len(docsPath) == 1 {
+				c.documentsMember = r.firstWhole
+			}
+			if body[v.Start] != '[' {
+				return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(docsPath), Message: "must be an array of chunks"}
+			}
 		}
 	}
-	if v, _, ok := member(body, c.root, ExtensionField); ok {
-		if body[v.Start] != '{' {
+	if r.ext.ok() {
+		if body[r.ext.Start] != '{' {
 			return nil, &gate.Error{Code: gate.CodeBadField, Field: ExtensionField, Message: "must be an object in the gate's request shape"}
 		}
-		c.ext = v
+		c.ext = r.ext
+		eachMember(body, c.ext.Start, 0, func(k []byte, _, v span) {
+			switch {
+			case keyIs(k, "query"):
+				c.extQuery = v
+			case keyIs(k, "chunks"):
+				c.extChunks = v
+			case keyIs(k, "query_embedding"):
+				c.extEmbedding = v
+			}
+		})
 	}
 	if !c.documents.ok() && !c.ext.ok() {
 		return nil, ErrNotGated
 	}
-	if c.documents.ok() && c.ext.ok() {
-		if _, _, dup := member(body, c.ext, "chunks"); dup {
-			return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(docsPath),
-				Message: "documents and ctxgate.chunks are both set; send one"}
-		}
+	if c.documents.ok() && c.extChunks.ok() {
+		return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(docsPath),
+			Message: "documents and ctxgate.chunks are both set; send one"}
 	}
 
-	if v, _, ok := member(body, c.root, "stream"); ok && string(body[v.Start:v.End]) == "true" {
+	if v := r.stream; v.ok() && string(body[v.Start:v.End]) == "true" {
 		c.stream = true
 	}
-	if v, _, ok := member(body, c.root, "model"); ok && body[v.Start] == '"' {
+	if v := r.model; v.ok() && body[v.Start] == '"' {
 		c.model = v
 	}
-	if v, _, ok := member(body, c.root, "messages"); ok {
+	if v := r.messages; v.ok() {
 		if body[v.Start] != '[' {
 			return nil, &gate.Error{Code: gate.CodeBadField, Field: "messages", Message: "must be an array"}
 		}
@@ -121,7 +162,7 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 		c.query = c.lastUserText
 		c.queryField = "messages[" + strconv.Itoa(c.lastUserIdx) + "].content"
 	default:
-		if !c.extHas("query") {
+		if !c.extQuery.ok() {
 			return nil, &gate.Error{Code: gate.CodeBadField, Field: "messages", Message: "no user message with text content to use as the query"}
 		}
 	}
@@ -136,12 +177,20 @@ func (c *Chat) findLastUser() {
 		if b[m.Start] != '{' {
 			return
 		}
-		if role, _, _ := member(b, m, "role"); !strIs(b, role, "user") {
+		var role, content span
+		eachMember(b, m.Start, 0, func(k []byte, _, v span) {
+			switch {
+			case keyIs(k, "role"):
+				role = v
+			case keyIs(k, "content"):
+				content = v
+			}
+		})
+		if !strIs(b, role, "user") {
 			return
 		}
 		c.lastUser, c.lastUserText, c.lastUserIdx = m, span{}, i
-		content, _, ok := member(b, m, "content")
-		if !ok {
+		if !content.ok() {
 			return
 		}
 		switch b[content.Start] {
@@ -184,8 +233,8 @@ func (c *Chat) HasLastUser() bool { return c.lastUser.ok() }
 // when it sets one, else the question Parse chose ("" when neither is a
 // string).
 func (c *Chat) QueryText() string {
-	if q, _, ok := member(c.body, c.ext, "query"); ok {
-		return c.str(q)
+	if c.extQuery.ok() {
+		return c.str(c.extQuery)
 	}
 	return c.str(c.query)
 }
@@ -194,8 +243,8 @@ func (c *Chat) QueryText() string {
 // compact (whitespace outside strings dropped: it may end up in a JSON
 // line), or nothing when the extension has no non-empty array.
 func (c *Chat) AppendQueryEmbedding(dst []byte) []byte {
-	v, _, ok := member(c.body, c.ext, "query_embedding")
-	if !ok || c.body[v.Start] != '[' || c.body[skipSpace(c.body, v.Start+1)] == ']' {
+	v := c.extEmbedding
+	if !v.ok() || c.body[v.Start] != '[' || c.body[skipSpace(c.body, v.Start+1)] == ']' {
 		return dst
 	}
 	return AppendCompact(dst, c.body[v.Start:v.End])
@@ -231,11 +280,6 @@ func (c *Chat) str(v span) string {
 		return ""
 	}
 	return s.Str()
-}
-
-func (c *Chat) extHas(key string) bool {
-	_, _, ok := member(c.body, c.ext, key)
-	return ok
 }
 
 func joinPath(p []string) string {

@@ -19,17 +19,13 @@ func (c *Chat) GateRequest(dst []byte) []byte {
 		}
 		n++
 	}
-	hasQuery := false
 	if c.ext.ok() {
-		eachMember(b, c.ext.Start, 0, func(k []byte, m, _ span) {
-			if keyIs(k, "query") {
-				hasQuery = true
-			}
+		eachMember(b, c.ext.Start, 0, func(_ []byte, m, _ span) {
 			sep()
 			dst = append(dst, b[m.Start:m.End]...)
 		})
 	}
-	if !hasQuery && c.query.ok() {
+	if !c.extQuery.ok() && c.query.ok() {
 		sep()
 		dst = append(dst, `"query":`...)
 		dst = append(dst, b[c.query.Start:c.query.End]...)
@@ -59,7 +55,7 @@ func (c *Chat) UserField(err error) error {
 	switch {
 	case root == "chunks" && c.documents.ok():
 		f = joinPath(c.docsPath) + rest
-	case root == "query" && c.queryField != "" && !c.extHas("query"):
+	case root == "query" && c.queryField != "" && !c.extQuery.ok():
 		f = c.queryField + rest
 	case c.ext.ok():
 		f = ExtensionField + "." + f

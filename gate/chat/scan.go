@@ -54,10 +54,8 @@ func skipValue(b []byte, i, depth int) (start, end int, err *scanError) {
 	switch c := b[i]; {
 	case c == '"':
 		end, err = skipString(b, i)
-	case c == '{':
-		end, err = eachMember(b, i, depth, nil)
-	case c == '[':
-		end, err = eachElement(b, i, depth, nil)
+	case c == '{' || c == '[':
+		end, err = skipContainer(b, i)
 	case c == 't':
 		end, err = skipLiteral(b, i, "true")
 	case c == 'f':
@@ -70,6 +68,33 @@ func skipValue(b []byte, i, depth int) (start, end int, err *scanError) {
 		err = &scanError{i, "invalid character " + strconv.QuoteRune(rune(c))}
 	}
 	return start, end, err
+}
+
+// skipContainer returns the end of the object or array at b[i] by bracket
+// counting, without checking its structure: the body was validated by jsonx
+// before any scan, and a skipped value is only copied, never interpreted.
+// Walking it member by member instead made every scan cost a parse.
+func skipContainer(b []byte, i int) (int, *scanError) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			k, err := skipString(b, j)
+			if err != nil {
+				return k, err
+			}
+			j = k - 1
+		case '{', '[':
+			if depth++; depth > maxScanDepth {
+				return j, &scanError{j, "JSON nested too deeply"}
+			}
+		case '}', ']':
+			if depth--; depth == 0 {
+				return j + 1, nil
+			}
+		}
+	}
+	return len(b), &scanError{i, "unexpected end of JSON"}
 }
 
 func skipLiteral(b []byte, i int, lit string) (int, *scanError) {
