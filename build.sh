@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# build.sh: the full build. Writes the guest modules into host/wasm/ (the host
-# embeds that directory, so they are built first), then the CLI into bin/, and
-# prints the module sizes.
+# build.sh: the full build. Writes the Extism guest modules into host/wasm/
+# (the host embeds that directory, so they are built first), the Envoy filter
+# into dist/, then the CLI into bin/, and prints the module sizes.
 #
 #   ./build.sh              # everything that exists in this checkout
 #   ./build.sh tinygo go    # only the named parts: tinygo go envoy cli
@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 OUT=host/wasm
+DIST=dist
 TINYGO_FLAGS="${TINYGO_FLAGS:--opt=z -gc=precise -panic=trap}"
 # TinyGo already runs wasm-opt at its -opt level; a second -Oz pass with
 # stripping saves ~7% more (docs/build.md). Features match TinyGo's wasip1 target.
@@ -30,18 +31,18 @@ took() { awk "BEGIN{printf \"%.1fs\", $(now) - $1}"; }
 # failed build never leaves a truncated module for the host to embed.
 install_file() { mv -f "$1" "$2"; }
 
-# inputs_hash hashes everything a TinyGo build of the guest can read: every
+# inputs_hash hashes everything a TinyGo build of package $2 can read: every
 # file (tests aside) in each of its packages inside this repo, whatever the
 # build tags, plus go.mod, go.sum, the flags and both toolchains' versions.
 # Module-cache and GOROOT files are fixed by go.sum and the versions.
 inputs_hash() {
-	local tinygo="$1" here
+	local tinygo="$1" pkg="$2" here
 	here="$(pwd)"
 	{
 		echo "$TINYGO_FLAGS ${WASM_OPT_FLAGS[*]}"
 		"$tinygo" version
 		wasm-opt --version
-		GOOS=wasip1 GOARCH=wasm go list -deps -f '{{.Dir}}' ./guest/extism |
+		GOOS=wasip1 GOARCH=wasm go list -deps -f '{{.Dir}}' "$pkg" |
 			grep -F "$here/" | sort | while read -r d; do
 				find "$d" -maxdepth 1 -type f ! -name '*_test.go' -print0 | sort -z | xargs -0 sha256sum
 			done
@@ -49,28 +50,34 @@ inputs_hash() {
 	} | sha256sum | cut -d' ' -f1
 }
 
-build_tinygo() {
-	local tinygo t0 tmp stamp hash
+# tinygo_module PKG OUTPUT: the TinyGo build of a guest, then wasm-opt.
+# TinyGo takes 20-60 s here and `make test` builds first, so an unchanged
+# guest is not rebuilt (a hash of its inputs beside the output). CTXGATE_FORCE=1
+# rebuilds anyway.
+tinygo_module() {
+	local pkg="$1" out="$2" tinygo t0 tmp stamp hash
 	tinygo="${TINYGO:-$(scripts/install-tinygo.sh)}"
 	t0=$(now)
-	# TinyGo takes 20-60 s here and `make test` builds first, so an unchanged
-	# guest is not rebuilt. CTXGATE_FORCE=1 rebuilds anyway.
-	stamp="$OUT/.ctxgate.wasm.inputs"
-	hash="$(inputs_hash "$tinygo")"
-	if [ "${CTXGATE_FORCE:-0}" != 1 ] && [ -f "$OUT/ctxgate.wasm" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
-		log "tinygo: up to date ($(took "$t0"))"
+	stamp="$(dirname "$out")/.$(basename "$out").inputs"
+	hash="$(inputs_hash "$tinygo" "$pkg")"
+	if [ "${CTXGATE_FORCE:-0}" != 1 ] && [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
+		log "tinygo $pkg: up to date ($(took "$t0"))"
 		return
 	fi
 	rm -f "$stamp"
-	tmp="$(mktemp "$OUT/.ctxgate.XXXXXX")"
+	tmp="$(mktemp "$(dirname "$out")/.build.XXXXXX")"
 	# shellcheck disable=SC2086 # TINYGO_FLAGS is a list of flags
 	"$tinygo" build -target wasip1 -buildmode=c-shared -no-debug -scheduler=none \
-		$TINYGO_FLAGS -o "$tmp.wasm" ./guest/extism
+		$TINYGO_FLAGS -o "$tmp.wasm" "$pkg"
 	wasm-opt "${WASM_OPT_FLAGS[@]}" "$tmp.wasm" -o "$tmp"
 	rm -f "$tmp.wasm"
-	install_file "$tmp" "$OUT/ctxgate.wasm"
+	install_file "$tmp" "$out"
 	echo "$hash" >"$stamp"
-	log "tinygo ($TINYGO_FLAGS) $(took "$t0")"
+	log "tinygo $pkg ($TINYGO_FLAGS) $(took "$t0")"
+}
+
+build_tinygo() {
+	tinygo_module ./guest/extism "$OUT/ctxgate.wasm"
 }
 
 build_go() {
@@ -88,17 +95,23 @@ is_main() {
 	[ -d "$1" ] && [ "$(GOOS=$2 GOARCH=$3 go list -f '{{.Name}}' "./$1" 2>/dev/null)" = main ]
 }
 
+# The Envoy filter goes to dist/, not host/wasm/: the host embeds host/wasm
+# into every binary, and no Go host runs the filter. The TinyGo build ships
+# (11x smaller, faster in both ABI hosts; docs/envoy.md); the standard-Go
+# build, the toolchain the SDK supports, is built beside it.
 build_envoy() {
 	local t0 tmp
 	if ! is_main guest/envoy wasip1 wasm; then
 		log "envoy: guest/envoy has no main package yet; skipped"
 		return
 	fi
+	mkdir -p "$DIST"
+	tinygo_module ./guest/envoy "$DIST/envoy-filter.wasm"
 	t0=$(now)
-	tmp="$(mktemp "$OUT/.envoy.XXXXXX")"
+	tmp="$(mktemp "$DIST/.envoy-go.XXXXXX")"
 	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o "$tmp" ./guest/envoy
-	install_file "$tmp" "$OUT/envoy-filter.wasm"
-	log "envoy $(took "$t0")"
+	install_file "$tmp" "$DIST/envoy-filter-go.wasm"
+	log "envoy (go) $(took "$t0")"
 }
 
 build_cli() {
@@ -117,10 +130,10 @@ build_cli() {
 print_sizes() {
 	local f size
 	echo "module sizes:"
-	for f in ctxgate.wasm ctxgate-go.wasm envoy-filter.wasm; do
-		[ -f "$OUT/$f" ] || continue
-		size=$(stat -c %s "$OUT/$f")
-		awk -v f="$OUT/$f" -v s="$size" 'BEGIN{printf "  %-28s %9d bytes  %7.1f KiB\n", f, s, s/1024}'
+	for f in "$OUT/ctxgate.wasm" "$OUT/ctxgate-go.wasm" "$DIST/envoy-filter.wasm" "$DIST/envoy-filter-go.wasm"; do
+		[ -f "$f" ] || continue
+		size=$(stat -c %s "$f")
+		awk -v f="$f" -v s="$size" 'BEGIN{printf "  %-28s %9d bytes  %7.1f KiB\n", f, s, s/1024}'
 	done
 	if [ -f bin/ctxgate ]; then
 		size=$(stat -c %s bin/ctxgate)

@@ -1,5 +1,5 @@
 // Command envoy is the ctxgate proxy-wasm HTTP filter module
-// (host/wasm/envoy-filter.wasm). All logic is in package filter.
+// (dist/envoy-filter.wasm, built by build.sh). All logic is in package filter.
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o envoy-filter.wasm ./guest/envoy
 package main
