@@ -11,7 +11,7 @@ DEMO_REQUEST ?= $(firstword $(sort $(wildcard testdata/requests/default/*.json))
 BENCH ?= .
 PKGS  ?= ./...
 
-.PHONY: tools build test demo bench golden quality fuzz load clean clean-tools
+.PHONY: tools build test demo bench bench-go golden quality fuzz load clean clean-tools
 
 ## tools: the Debian packages and TinyGo 0.42.0 (cached; a no-op when present)
 tools:
@@ -44,8 +44,13 @@ demo: build
 	@echo "$$ bin/ctxgate eval $(DEMO_REQUEST)"
 	@bin/ctxgate eval $(DEMO_REQUEST)
 
-## bench: benchmarks (report ratios from one run; never timed assertions)
+## bench: the performance suite (native vs both modules, cold start, throughput,
+## serve under load); writes docs/performance.md. Ratios from one run, never asserted.
 bench: build
+	TINYGO="$$(scripts/install-tinygo.sh)" $(GO) run ./bench/cmd/perf
+
+## bench-go: the Go benchmarks, for benchstat (make bench-go BENCH=Evaluate PKGS=./gate)
+bench-go: build
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
 
 ## quality: regenerate docs/quality.md and its plots from ../shared/data
