@@ -121,46 +121,78 @@ func runSign(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := signFlagSet("verify", "--trust PUB [--trust PUB2] [--mode hybrid|ed25519|ml-dsa-65] [--min-version V] [--print] BUNDLE.json", stderr)
-	var trustFiles signFileList
-	fs.Var(&trustFiles, "trust", "trust file of public keys (repeatable, for key rotation)")
-	modeName := fs.String("mode", "hybrid", "signatures required: hybrid (Ed25519 and ML-DSA-65), ed25519 or ml-dsa-65")
+	vf := addVerifyFlags(fs, "trust file of public keys (repeatable, for key rotation)",
+		"signatures required: hybrid (Ed25519 and ML-DSA-65), ed25519 or ml-dsa-65")
 	minVersion := fs.String("min-version", "", "refuse a policy whose version sorts before this one")
 	print := fs.Bool("print", false, "write the verified canonical policy to stdout instead of a summary")
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	if len(trustFiles) == 0 || fs.NArg() != 1 {
-		return signUsage(fs)
+	in, code, ok := vf.load(fs, "verify", stderr)
+	if !ok {
+		return code
 	}
-	mode, err := bundle.ParseMode(*modeName)
+	policy, err := bundle.OpenWith(in.data, bundle.Options{Trust: in.trust, Mode: in.mode, MinVersion: *minVersion})
 	if err != nil {
-		io.WriteString(stderr, "ctxgate verify: "+err.Error()+"\n")
-		return exitUsage
-	}
-	trust, err := signing.ReadTrust(trustFiles...)
-	if err != nil {
-		return fail(stderr, "verify", err)
-	}
-	data, err := os.ReadFile(fs.Arg(0))
-	if err != nil {
-		return fail(stderr, "verify", err)
-	}
-	policy, err := bundle.OpenWith(data, bundle.Options{Trust: trust, Mode: mode, MinVersion: *minVersion})
-	if err != nil {
-		return fail(stderr, "verify", signError(fs.Arg(0)+": "+err.Error()))
+		return fail(stderr, "verify", signError(in.path+": "+err.Error()))
 	}
 	if *print {
 		stdout.Write(policy)
 		io.WriteString(stdout, "\n")
 		return exitOK
 	}
-	b, _ := bundle.Parse(data) // cannot fail: Open parsed it
+	b, _ := bundle.Parse(in.data) // cannot fail: Open parsed it
 	sum := sha256.Sum256(policy)
-	io.WriteString(stdout, "ok: "+fs.Arg(0)+" verified ("+mode.String()+")\npolicy sha256 "+hex.EncodeToString(sum[:])+"\n")
+	io.WriteString(stdout, "ok: "+in.path+" verified ("+in.mode.String()+")\npolicy sha256 "+hex.EncodeToString(sum[:])+"\n")
 	for _, s := range b.Signatures {
-		io.WriteString(stdout, "signature "+string(s.Alg)+" "+s.KeyID+trustedNote(trust, s)+"\n")
+		io.WriteString(stdout, "signature "+string(s.Alg)+" "+s.KeyID+trustedNote(in.trust, s)+"\n")
 	}
 	return exitOK
+}
+
+// verifyFlags are what verify and verify-receipt share: whom to trust and
+// which signatures a document must carry.
+type verifyFlags struct {
+	trustFiles signFileList
+	mode       *string
+}
+
+func addVerifyFlags(fs *flag.FlagSet, trustHelp, modeHelp string) *verifyFlags {
+	vf := &verifyFlags{}
+	fs.Var(&vf.trustFiles, "trust", trustHelp)
+	vf.mode = fs.String("mode", "hybrid", modeHelp)
+	return vf
+}
+
+// verifyInput is a parsed verify command line: the trust keys, the required
+// mode, and the one document to check.
+type verifyInput struct {
+	trust []bundle.PublicKey
+	mode  bundle.Mode
+	path  string
+	data  []byte
+}
+
+// load checks the command line (at least one --trust, exactly one file) and
+// reads what it names. ok false means the command is over with exit code.
+func (vf *verifyFlags) load(fs *flag.FlagSet, name string, stderr io.Writer) (in verifyInput, code int, ok bool) {
+	if len(vf.trustFiles) == 0 || fs.NArg() != 1 {
+		return in, signUsage(fs), false
+	}
+	mode, err := bundle.ParseMode(*vf.mode)
+	if err != nil {
+		io.WriteString(stderr, "ctxgate "+name+": "+err.Error()+"\n")
+		return in, exitUsage, false
+	}
+	trust, err := signing.ReadTrust(vf.trustFiles...)
+	if err != nil {
+		return in, fail(stderr, name, err), false
+	}
+	data, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return in, fail(stderr, name, err), false
+	}
+	return verifyInput{trust: trust, mode: mode, path: fs.Arg(0), data: data}, exitOK, true
 }
 
 func trustedNote(trust []bundle.PublicKey, s bundle.Signature) string {
@@ -174,33 +206,19 @@ func trustedNote(trust []bundle.PublicKey, s bundle.Signature) string {
 
 func runVerifyReceipt(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := signFlagSet("verify-receipt", "--trust PUB [--mode M] [--request FILE] [--decision FILE] RECEIPT.json", stderr)
-	var trustFiles signFileList
-	fs.Var(&trustFiles, "trust", "trust file of public keys (repeatable)")
-	modeName := fs.String("mode", "hybrid", "signatures required: hybrid, ed25519 or ml-dsa-65")
+	vf := addVerifyFlags(fs, "trust file of public keys (repeatable)", "signatures required: hybrid, ed25519 or ml-dsa-65")
 	reqFile := fs.String("request", "", "also check that the receipt covers this request file, byte for byte")
 	decFile := fs.String("decision", "", "also check that the receipt covers this decision file, byte for byte")
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	if len(trustFiles) == 0 || fs.NArg() != 1 {
-		return signUsage(fs)
+	in, code, ok := vf.load(fs, "verify-receipt", stderr)
+	if !ok {
+		return code
 	}
-	mode, err := bundle.ParseMode(*modeName)
+	r, err := signing.VerifyReceipt(in.data, in.trust, in.mode)
 	if err != nil {
-		io.WriteString(stderr, "ctxgate verify-receipt: "+err.Error()+"\n")
-		return exitUsage
-	}
-	trust, err := signing.ReadTrust(trustFiles...)
-	if err != nil {
-		return fail(stderr, "verify-receipt", err)
-	}
-	data, err := os.ReadFile(fs.Arg(0))
-	if err != nil {
-		return fail(stderr, "verify-receipt", err)
-	}
-	r, err := signing.VerifyReceipt(data, trust, mode)
-	if err != nil {
-		return fail(stderr, "verify-receipt", signError(fs.Arg(0)+": "+err.Error()))
+		return fail(stderr, "verify-receipt", signError(in.path+": "+err.Error()))
 	}
 	var req, dec []byte
 	for _, f := range []struct {
@@ -217,7 +235,7 @@ func runVerifyReceipt(args []string, _ io.Reader, stdout, stderr io.Writer) int 
 	if err := r.Matches(req, dec); err != nil {
 		return fail(stderr, "verify-receipt", err)
 	}
-	io.WriteString(stdout, "ok: "+fs.Arg(0)+" verified ("+mode.String()+")\n"+
+	io.WriteString(stdout, "ok: "+in.path+" verified ("+in.mode.String()+")\n"+
 		"time "+r.Time+"\npolicy sha256 "+r.PolicySHA256+"\nrequest sha256 "+r.RequestSHA256+matchNote(req)+
 		"\ndecision sha256 "+r.DecisionSHA256+matchNote(dec)+"\n")
 	return exitOK
