@@ -75,21 +75,33 @@ type rawEvent struct {
 func ReadEvents(r io.Reader, opt ReadOptions) ([]Event, ReadStats, error) {
 	var st ReadStats
 	var out []Event
-	err := readLines(r, opt.MaxLineBytes, func(n int, line []byte, lerr *LineError) error {
+	err := readJSONL(r, opt, &st, func(n int, line []byte) *LineError {
+		ev, gap, lerr := decodeEvent(line, n)
+		if lerr != nil {
+			return lerr
+		}
+		if gap {
+			out = append(out, ev)
+		} else {
+			st.NotGaps++
+		}
+		return nil
+	})
+	st.Events = len(out)
+	return out, st, err
+}
+
+// readJSONL calls decode for each non-blank line and owns what every JSONL
+// reader shares: the line bound, and SkipBad (count the bad line, keep its
+// error among the first ten, go on) versus stopping at the first bad line.
+func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, line []byte) *LineError) error {
+	return readLines(r, opt.MaxLineBytes, func(n int, line []byte, lerr *LineError) error {
 		st.Lines = n
 		if lerr == nil {
 			if len(line) == 0 {
 				return nil
 			}
-			var ev Event
-			var gap bool
-			ev, gap, lerr = decodeEvent(line, n)
-			if lerr == nil {
-				if gap {
-					out = append(out, ev)
-				} else {
-					st.NotGaps++
-				}
+			if lerr = decode(n, line); lerr == nil {
 				return nil
 			}
 		}
@@ -102,8 +114,6 @@ func ReadEvents(r io.Reader, opt ReadOptions) ([]Event, ReadStats, error) {
 		}
 		return nil
 	})
-	st.Events = len(out)
-	return out, st, err
 }
 
 // readLines calls fn for each line (trimmed of CR/LF and surrounding space, a

@@ -54,46 +54,39 @@ type rawRetrieval struct {
 func ReadRetrievals(r io.Reader, opt ReadOptions) ([]Retrieval, ReadStats, error) {
 	var st ReadStats
 	var out []Retrieval
-	err := readLines(r, opt.MaxLineBytes, func(n int, line []byte, lerr *LineError) error {
-		st.Lines = n
+	err := readJSONL(r, opt, &st, func(n int, line []byte) *LineError {
+		rt, lerr := decodeRetrieval(line, n)
 		if lerr == nil {
-			if len(line) == 0 {
-				return nil
-			}
-			var q rawQuery
-			if err := json.Unmarshal(line, &q); err != nil {
-				lerr = jsonLineError(n, err)
-			} else if q.Query == nil || strings.TrimSpace(*q.Query) == "" {
-				lerr = &LineError{Line: n, Field: "query", Msg: "missing or empty"}
-			} else {
-				rt := Retrieval{Query: *q.Query, Key: normQuery(*q.Query), Request: append([]byte(nil), line...), Line: n}
-				var raw rawRetrieval
-				if err := json.Unmarshal(line, &raw); err != nil {
-					rt.ScoresErr = jsonLineError(n, err)
-				}
-				for _, c := range raw.Chunks {
-					rt.Chunks = append(rt.Chunks, c.Scores)
-				}
-				for _, list := range raw.ResultsPerQuery {
-					for _, c := range list {
-						rt.Chunks = append(rt.Chunks, c.Scores)
-					}
-				}
-				out = append(out, rt)
-				return nil
-			}
+			out = append(out, rt)
 		}
-		if !opt.SkipBad {
-			return lerr
-		}
-		st.Skipped++
-		if len(st.FirstErrors) < 10 {
-			st.FirstErrors = append(st.FirstErrors, lerr)
-		}
-		return nil
+		return lerr
 	})
 	st.Events = len(out)
 	return out, st, err
+}
+
+func decodeRetrieval(line []byte, n int) (Retrieval, *LineError) {
+	var q rawQuery
+	if err := json.Unmarshal(line, &q); err != nil {
+		return Retrieval{}, jsonLineError(n, err)
+	}
+	if q.Query == nil || strings.TrimSpace(*q.Query) == "" {
+		return Retrieval{}, &LineError{Line: n, Field: "query", Msg: "missing or empty"}
+	}
+	rt := Retrieval{Query: *q.Query, Key: normQuery(*q.Query), Request: append([]byte(nil), line...), Line: n}
+	var raw rawRetrieval
+	if err := json.Unmarshal(line, &raw); err != nil {
+		rt.ScoresErr = jsonLineError(n, err)
+	}
+	for _, c := range raw.Chunks {
+		rt.Chunks = append(rt.Chunks, c.Scores)
+	}
+	for _, list := range raw.ResultsPerQuery {
+		for _, c := range list {
+			rt.Chunks = append(rt.Chunks, c.Scores)
+		}
+	}
+	return rt, nil
 }
 
 // Outcome is what a judge says about one re-run query.
