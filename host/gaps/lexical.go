@@ -1,6 +1,7 @@
 package gaps
 
 import (
+	"cmp"
 	"math"
 	"sort"
 	"strings"
@@ -172,8 +173,9 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 	return st
 }
 
-// overlap counts the common elements of two sorted id lists.
-func overlap(a, b []int32) int {
+// overlap counts the common elements of two sorted lists (token ids in the
+// join, terms in jaccard).
+func overlap[T cmp.Ordered](a, b []T) int {
 	n, i, j := 0, 0, 0
 	for i < len(a) && j < len(b) {
 		switch {
@@ -196,18 +198,6 @@ func jaccard(a, b []string) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 0
 	}
-	i, j, o := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			o++
-			i++
-			j++
-		}
-	}
+	o := overlap(a, b)
 	return float64(o) / float64(len(a)+len(b)-o)
 }
