@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/ctxgate/ctxgate/gate"
-	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host"
 )
 
@@ -40,23 +39,13 @@ func (e *apiError) Error() string {
 	return e.Code + ": " + e.Field + ": " + e.Message
 }
 
+// body is the guest's bytes when there are any, else the same shape written
+// by the core's own writer, so every error a client sees has one encoder.
 func (e *apiError) body() []byte {
 	if e.JSON != nil {
 		return e.JSON
 	}
-	return appendErrorJSON(nil, e.Code, e.Field, e.Message)
-}
-
-// appendErrorJSON writes {"error":{"code","message","field"}} in the core's
-// field order, field always present (gate.AppendError's shape).
-func appendErrorJSON(dst []byte, code, field, msg string) []byte {
-	dst = append(dst, `{"error":{"code":`...)
-	dst = jsonx.AppendString(dst, code)
-	dst = append(dst, `,"message":`...)
-	dst = jsonx.AppendString(dst, msg)
-	dst = append(dst, `,"field":`...)
-	dst = jsonx.AppendString(dst, field)
-	return append(dst, "}}"...)
+	return gate.AppendError(nil, &gate.Error{Code: e.Code, Field: e.Field, Message: e.Message})
 }
 
 func newAPIError(status int, code, field, msg string) *apiError {
