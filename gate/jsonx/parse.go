@@ -46,15 +46,15 @@ func (e *Error) Error() string { return "offset " + strconv.Itoa(e.Offset) + ": 
 //
 // data is copied once into a buffer the parser owns; strings are unescaped
 // in place in that copy and returned as views of it, so a parse allocates the
-// copy and the value slabs, not one string per escaped value. The returned
-// Value never aliases data: the caller may reuse its buffer.
+// copy and the node arena, not one string per value. The returned Value
+// never aliases data: the caller may reuse its buffer.
 func Parse(data []byte, maxDepth int) (Value, error) {
 	return ParseWith(data, Limits{MaxDepth: maxDepth})
 }
 
 // ParseWith is Parse with every limit.
 func ParseWith(data []byte, lim Limits) (Value, error) {
-	return parseOwned(append([]byte(nil), data...), lim)
+	return parseOnce(append([]byte(nil), data...), lim)
 }
 
 // ParseInPlace is Parse without the copy, for a caller that owns data and
@@ -62,21 +62,21 @@ func ParseWith(data []byte, lim Limits) (Value, error) {
 // unescaped in place, so data is modified, and the returned Value aliases it.
 // The caller must not use or modify data afterwards.
 func ParseInPlace(data []byte, maxDepth int) (Value, error) {
-	return parseOwned(data, Limits{MaxDepth: maxDepth})
+	return parseOnce(data, Limits{MaxDepth: maxDepth})
 }
 
 // ParseInPlaceWith is ParseInPlace with every limit.
 func ParseInPlaceWith(data []byte, lim Limits) (Value, error) {
-	return parseOwned(data, lim)
+	return parseOnce(data, lim)
 }
 
-func parseOwned(data []byte, lim Limits) (Value, error) {
-	p := parser{src: data, maxDepth: lim.MaxDepth, maxValues: lim.MaxValues, values: 1, stack: make([]Value, 0, 64)} // values: the top-level one
-	v, err := p.parse()
+func parseOnce(data []byte, lim Limits) (Value, error) {
+	var ps Parser
+	v, err := ps.parse(data, lim)
 	if err != nil {
 		return Value{}, err
 	}
-	return v, nil
+	return *v, nil
 }
 
 // ParseString is Parse over a string.
@@ -84,21 +84,150 @@ func ParseString(src string, maxDepth int) (Value, error) {
 	return Parse([]byte(src), maxDepth)
 }
 
+// Parser parses one document after another and keeps its memory (the copy
+// of the input, the node arena, the scratch) for the next, so a long-lived
+// caller such as a Wasm guest's engine allocates almost nothing per parse
+// and rarely makes TinyGo collect. The zero Parser is ready to use. The
+// Value a parse returns, and every Value and string read from it, is valid
+// only until the next parse with the same Parser: copy what you keep.
+// A Parser is not safe for concurrent use.
+type Parser struct {
+	d      *document
+	buf    []byte // Parse's copy of the input
+	frames []frame
+	hi     int // nodes the previous parse used, cleared by the next
+	small  int // parses in a row that used under a quarter of an oversized arena
+}
+
+// Memory a Parser keeps between parses without question. An arena or a
+// copy larger than this is kept while documents keep needing it and dropped
+// after dropAfter parses that used under a quarter of it: a single 4 MiB
+// request should not leave a 30 MB arena behind for good, but a stream of
+// large requests should not reallocate it every time either.
+const (
+	retainBytes = 1 << 20
+	retainNodes = 1 << 16
+	dropAfter   = 4
+)
+
+// Parse parses a copy of data (see the package function Parse for the
+// rules) into the Parser's reused memory.
+func (ps *Parser) Parse(data []byte, lim Limits) (*Value, error) {
+	if ps.small >= dropAfter && cap(ps.buf) > retainBytes && len(data) <= retainBytes {
+		ps.buf = nil
+	}
+	ps.buf = append(ps.buf[:0], data...)
+	v, err := ps.parse(ps.buf, lim)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// ParseInPlace parses data itself, as the package function ParseInPlace
+// does: data is modified and the result aliases it.
+func (ps *Parser) ParseInPlace(data []byte, lim Limits) (*Value, error) {
+	v, err := ps.parse(data, lim)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// countNodes returns an upper bound of the arena nodes a document needs:
+// every value but the top-level one follows a '[', '{', ',' or ':' outside
+// a string. It stops counting past maxValues (> 0), where the parse fails.
+func countNodes(src []byte, maxValues int) int {
+	n := 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case ',', ':', '[', '{':
+			n++
+		case '"':
+			// Skip the string: plain bytes fast, an escape's next byte too.
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	if maxValues > 0 && n > maxValues {
+		n = maxValues
+	}
+	return n
+}
+
+// maxSource keeps every offset in an int32.
+const maxSource = 1<<31 - 1
+
+func (ps *Parser) parse(src []byte, lim Limits) (*Value, *Error) {
+	if len(src) > maxSource {
+		return nil, &Error{Offset: maxSource, Msg: "document larger than 2 GiB", TooMany: true}
+	}
+	if ps.d == nil {
+		ps.d = &document{}
+	}
+	d := ps.d
+	// Drop oversized memory (see retainNodes), and clear the nodes the
+	// previous parse used: their pointers would cost the collector a mark
+	// each, for nothing.
+	if ps.small >= dropAfter {
+		d.nodes, ps.hi, ps.small = nil, 0, 0 // Parse has dropped buf
+	}
+	clear(d.nodes[:ps.hi])
+	d.root = Value{}
+	d.src = src
+	// One arena of the right size, allocated once: growing by doubling
+	// leaves garbage that makes a fresh TinyGo instance collect several
+	// more times while its heap grows. The stack of unfinished containers'
+	// items shares it (parser.buf), so a parse allocates nothing else.
+	arena := d.nodes[:cap(d.nodes)]
+	if need := countNodes(src, lim.MaxValues); len(arena) < need {
+		arena = make([]Value, need)
+	}
+	p := parser{d: d, src: src, maxDepth: lim.MaxDepth, maxValues: lim.MaxValues, values: 1, // values: the top-level one
+		buf: arena, top: len(arena), frames: ps.frames[:0]}
+	v, err := p.parse()
+	ps.frames = p.frames[:0]
+	d.nodes = p.buf[:p.front]
+	ps.hi = len(d.nodes)
+	if big := cap(d.nodes) > retainNodes || cap(ps.buf) > retainBytes; big && 4*len(d.nodes) < cap(d.nodes) {
+		ps.small++
+	} else {
+		ps.small = 0
+	}
+	if err != nil {
+		d.nodes = d.nodes[:0]
+		return nil, err
+	}
+	v.d = d
+	d.root = v
+	return &d.root, nil
+}
+
 type frame struct {
 	kind  Kind
-	start int // index in parser.stack of the container's first item
+	start int // parser.top when the container opened: its items are buf[top:start], last first
 	open  int // byte offset of the opening bracket, for error messages
 }
 
+// parser is the state of one parse.
 type parser struct {
+	d         *document
 	src       []byte // owned: escaped strings are rewritten in place
 	pos       int
 	maxDepth  int
 	maxValues int
 	values    int
-	stack     []Value // items of the containers still open
-	frames    []frame
-	slab      []Value // finished containers' items are carved from here
+	// buf is the arena: finished containers' items from the front
+	// (buf[:front], d set), and the stack of open containers' finished
+	// items from the back (buf[top:], newest first, d not yet set). Every
+	// value is in at most one of the two, so countNodes sizes both. What is
+	// left in the gap between them has no d: nothing for the collector.
+	buf        []Value
+	front, top int
+	frames     []frame
 }
 
 func (p *parser) fail(msg string) *Error { return &Error{Offset: p.pos, Msg: msg} }
@@ -131,7 +260,7 @@ func (p *parser) parse() (Value, *Error) {
 		if p.pos >= len(p.src) {
 			return Value{}, p.fail("expected a value, found end of input")
 		}
-		var v Value
+		var v Value // d is set when v reaches the arena
 		switch c := p.src[p.pos]; {
 		case c == '{' || c == '[':
 			if p.maxDepth > 0 && len(p.frames) >= p.maxDepth {
@@ -142,12 +271,12 @@ func (p *parser) parse() (Value, *Error) {
 			if c == '{' {
 				k, closer = Object, '}'
 			}
-			p.frames = append(p.frames, frame{kind: k, start: len(p.stack), open: p.pos})
+			p.frames = append(p.frames, frame{kind: k, start: p.top, open: p.pos})
 			p.pos++
 			p.skipWS()
 			if p.pos < len(p.src) && p.src[p.pos] == closer {
 				p.pos++
-				v = p.close()
+				v, _ = p.close() // empty: no duplicate keys
 				break
 			}
 			if k == Object {
@@ -157,27 +286,25 @@ func (p *parser) parse() (Value, *Error) {
 			}
 			continue
 		case c == '"':
-			s, err := p.str()
+			off, n, err := p.str()
 			if err != nil {
 				return Value{}, err
 			}
-			v = Value{kind: String, str: s}
+			v.kind, v.off, v.n = String, int32(off), int32(n)
 		case c == '-' || (c >= '0' && c <= '9'):
-			n, err := p.number()
-			if err != nil {
+			if err := p.number(&v); err != nil {
 				return Value{}, err
 			}
-			v = n
 		case c == 't':
 			if err := p.literal("true"); err != nil {
 				return Value{}, err
 			}
-			v = Value{kind: Bool, b: true}
+			v.kind, v.b = Bool, true
 		case c == 'f':
 			if err := p.literal("false"); err != nil {
 				return Value{}, err
 			}
-			v = Value{kind: Bool}
+			v.kind = Bool
 		case c == 'n':
 			if err := p.literal("null"); err != nil {
 				return Value{}, err
@@ -216,12 +343,10 @@ func (p *parser) parse() (Value, *Error) {
 			}
 			if (f.kind == Object && c == '}') || (f.kind == Array && c == ']') {
 				p.pos++
-				if f.kind == Object {
-					if err := p.checkDuplicates(f); err != nil {
-						return Value{}, err
-					}
+				var err *Error
+				if v, err = p.close(); err != nil {
+					return Value{}, err
 				}
-				v = p.close()
 				continue
 			}
 			if f.kind == Object {
@@ -237,7 +362,7 @@ func (p *parser) key() *Error {
 	if p.pos >= len(p.src) || p.src[p.pos] != '"' {
 		return p.fail("expected a string key in object, found " + p.found())
 	}
-	s, err := p.str()
+	off, n, err := p.str()
 	if err != nil {
 		return err
 	}
@@ -247,84 +372,78 @@ func (p *parser) key() *Error {
 	}
 	p.pos++
 	p.skipWS()
-	return p.push(Value{kind: String, str: s})
+	return p.push(Value{kind: String, off: int32(off), n: int32(n)})
 }
 
-// push appends a finished value to the open container's items, counting it
-// against MaxValues. The scratch grows by doubling: append's 1.25x growth
-// for large slices would allocate about five times the final size for one
-// huge array.
+// push adds a finished value to the open container's items, counting it
+// against MaxValues.
 func (p *parser) push(v Value) *Error {
 	p.values++
 	if p.maxValues > 0 && p.values > p.maxValues {
 		return &Error{Offset: p.pos, Msg: "more than " + strconv.Itoa(p.maxValues) + " values", TooMany: true}
 	}
-	if len(p.stack) == cap(p.stack) {
-		grown := make([]Value, len(p.stack), 2*cap(p.stack)+16)
-		copy(grown, p.stack)
-		p.stack = grown
+	if p.top == p.front {
+		p.grow()
 	}
-	p.stack = append(p.stack, v)
+	p.top--
+	p.buf[p.top] = v
 	return nil
 }
 
+// grow doubles the arena. countNodes makes this unreachable in practice; it
+// is the safe path should the count ever fall short.
+func (p *parser) grow() {
+	g := make([]Value, 2*len(p.buf)+16)
+	copy(g, p.buf[:p.front])
+	delta := len(g) - len(p.buf)
+	copy(g[p.top+delta:], p.buf[p.top:])
+	for i := range p.frames {
+		p.frames[i].start += delta
+	}
+	p.top += delta
+	p.buf = g
+}
+
 // close pops the innermost container and returns it as a value whose items
-// are carved from the shared slab.
-func (p *parser) close() Value {
+// are moved, in document order and next to each other, to the front of the
+// arena. An object with a repeated key is an error.
+func (p *parser) close() (Value, *Error) {
 	f := p.frames[len(p.frames)-1]
 	p.frames = p.frames[:len(p.frames)-1]
-	n := len(p.stack) - f.start
-	var items []Value
-	if n > 0 {
-		items = p.alloc(n)
-		copy(items, p.stack[f.start:])
-		// Clear the scratch so it does not pin strings of finished values.
-		clear(p.stack[f.start:])
-		p.stack = p.stack[:f.start]
+	items := p.buf[p.top:f.start]
+	for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
+		items[i], items[j] = items[j], items[i]
 	}
-	return Value{kind: f.kind, items: items}
+	if f.kind == Object {
+		if err := p.checkDuplicates(items, f.open); err != nil {
+			return Value{}, err
+		}
+	}
+	first := p.front
+	moved := p.buf[first : first+len(items)]
+	copy(moved, items) // front <= top, so this moves left; copy allows the overlap
+	for i := range moved {
+		moved[i].d = p.d
+	}
+	p.front += len(items)
+	p.top = f.start
+	return Value{kind: f.kind, off: int32(first), n: int32(len(items))}, nil
 }
 
-// slabMax bounds one slab so a huge document does not double into a huge
-// mostly empty allocation.
-const slabMax = 8192
-
-func (p *parser) alloc(n int) []Value {
-	if cap(p.slab)-len(p.slab) < n {
-		size := 2 * cap(p.slab)
-		if size == 0 {
-			// First slab: typical API JSON (keys, short values, some prose)
-			// averages over 40 bytes per value, so this usually holds the
-			// whole document in one allocation without much waste.
-			size = len(p.src) / 40
-		}
-		if size < 64 {
-			size = 64
-		}
-		if size > slabMax {
-			size = slabMax
-		}
-		if size < n {
-			size = n
-		}
-		p.slab = make([]Value, 0, size)
-	}
-	l := len(p.slab)
-	p.slab = p.slab[:l+n]
-	return p.slab[l : l+n : l+n]
-}
+// text is v.text() for a value still on the stack (no d yet).
+func (p *parser) text(v *Value) string { return view(p.src[v.off : v.off+v.n]) }
 
 // checkDuplicates rejects an object with a repeated key. Small objects are
 // checked pairwise; large ones with a map so hostile input stays linear.
-func (p *parser) checkDuplicates(f frame) *Error {
-	items := p.stack[f.start:]
+func (p *parser) checkDuplicates(items []Value, open int) *Error {
 	n := len(items) / 2
 	dup := -1
 	if n <= 16 {
 	outer:
 		for i := 1; i < n; i++ {
+			ki := p.text(&items[2*i])
 			for j := 0; j < i; j++ {
-				if items[2*i].str == items[2*j].str {
+				if p.text(&items[2*j]) == ki {
 					dup = i
 					break outer
 				}
@@ -333,7 +452,7 @@ func (p *parser) checkDuplicates(f frame) *Error {
 	} else {
 		seen := make(map[string]struct{}, n)
 		for i := 0; i < n; i++ {
-			k := items[2*i].str
+			k := p.text(&items[2*i])
 			if _, ok := seen[k]; ok {
 				dup = i
 				break
@@ -344,13 +463,13 @@ func (p *parser) checkDuplicates(f frame) *Error {
 	if dup < 0 {
 		return nil
 	}
-	k := items[2*dup].str
+	k := p.text(&items[2*dup])
 	if len(k) > 64 {
 		k = k[:64] + "..."
 	}
 	// The offset points at the object's opening brace: the parser does not
 	// keep per-key offsets, and the key is named in the message.
-	return &Error{Offset: f.open, Msg: "duplicate key \"" + k + "\" in object (ambiguous: parsers disagree on which value wins)"}
+	return &Error{Offset: open, Msg: "duplicate key \"" + k + "\" in object (ambiguous: parsers disagree on which value wins)"}
 }
 
 func (p *parser) literal(word string) *Error {
@@ -361,19 +480,20 @@ func (p *parser) literal(word string) *Error {
 	return p.fail("expected a value (invalid literal), found " + p.found())
 }
 
-func (p *parser) number() (Value, *Error) {
+// number reads a number into v.
+func (p *parser) number(v *Value) *Error {
 	start := p.pos
 	s := p.src
 	if p.pos < len(s) && s[p.pos] == '-' {
 		p.pos++
 	}
 	if p.pos >= len(s) || s[p.pos] < '0' || s[p.pos] > '9' {
-		return Value{}, p.fail("expected a digit in number, found " + p.found())
+		return p.fail("expected a digit in number, found " + p.found())
 	}
 	if s[p.pos] == '0' {
 		p.pos++
 		if p.pos < len(s) && s[p.pos] >= '0' && s[p.pos] <= '9' {
-			return Value{}, p.fail("leading zero in number")
+			return p.fail("leading zero in number")
 		}
 	} else {
 		p.digits()
@@ -381,7 +501,7 @@ func (p *parser) number() (Value, *Error) {
 	if p.pos < len(s) && s[p.pos] == '.' {
 		p.pos++
 		if p.pos >= len(s) || s[p.pos] < '0' || s[p.pos] > '9' {
-			return Value{}, p.fail("expected a digit after '.' in number, found " + p.found())
+			return p.fail("expected a digit after '.' in number, found " + p.found())
 		}
 		p.digits()
 	}
@@ -391,7 +511,7 @@ func (p *parser) number() (Value, *Error) {
 			p.pos++
 		}
 		if p.pos >= len(s) || s[p.pos] < '0' || s[p.pos] > '9' {
-			return Value{}, p.fail("expected a digit in exponent, found " + p.found())
+			return p.fail("expected a digit in exponent, found " + p.found())
 		}
 		p.digits()
 	}
@@ -402,10 +522,11 @@ func (p *parser) number() (Value, *Error) {
 		// Underflow returns a (sub)normal or zero with an error in some Go
 		// versions: keep the value. Overflow returns ±Inf: reject.
 		if f > 1.7976931348623157e308 || f < -1.7976931348623157e308 || f != f {
-			return Value{}, &Error{Offset: start, Msg: "number " + clip(raw) + " overflows float64"}
+			return &Error{Offset: start, Msg: "number " + clip(raw) + " overflows float64"}
 		}
 	}
-	return Value{kind: Number, num: f, str: raw}, nil
+	v.kind, v.num, v.off, v.n = Number, f, int32(start), int32(p.pos-start)
+	return nil
 }
 
 func clip(s string) string {
@@ -421,9 +542,9 @@ func (p *parser) digits() {
 	}
 }
 
-// str reads a string starting at the opening quote. Strings without escapes
-// are returned as substrings of the source (no allocation).
-func (p *parser) str() (string, *Error) {
+// str reads a string starting at the opening quote and returns where its
+// content (unescaped in place when it has escapes) lies in p.src.
+func (p *parser) str() (off, n int, err *Error) {
 	s := p.src
 	start := p.pos + 1 // after the opening quote
 	i := start
@@ -439,24 +560,24 @@ func (p *parser) str() (string, *Error) {
 			i++
 		case c == '"':
 			p.pos = i + 1
-			return view(s[start:i]), nil
+			return start, i - start, nil
 		case c == '\\':
 			p.pos = i
 			return p.strEscaped(start)
 		case c < 0x20:
 			p.pos = i
-			return "", p.fail("control character in string (must be escaped)")
+			return 0, 0, p.fail("control character in string (must be escaped)")
 		default:
 			r, size := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && size <= 1 {
 				p.pos = i
-				return "", p.fail("invalid UTF-8 in string")
+				return 0, 0, p.fail("invalid UTF-8 in string")
 			}
 			i += size
 		}
 	}
 	p.pos = i
-	return "", p.fail("unterminated string")
+	return 0, 0, p.fail("unterminated string")
 }
 
 // plain marks the bytes a string can hold as they are: ASCII except control
@@ -483,7 +604,7 @@ func view(b []byte) string {
 // place: w (the write position) never passes p.pos (the read position),
 // because every escape is at least as long as what it stands for. start is
 // the offset of the first content byte.
-func (p *parser) strEscaped(start int) (string, *Error) {
+func (p *parser) strEscaped(start int) (off, n int, err *Error) {
 	s := p.src
 	w := p.pos
 	for p.pos < len(s) {
@@ -500,11 +621,11 @@ func (p *parser) strEscaped(start int) (string, *Error) {
 		switch {
 		case c == '"':
 			p.pos++
-			return view(s[start:w]), nil
+			return start, w - start, nil
 		case c == '\\':
 			if p.pos+1 >= len(s) {
 				p.pos++
-				return "", p.fail("unterminated escape in string")
+				return 0, 0, p.fail("unterminated escape in string")
 			}
 			e := s[p.pos+1]
 			p.pos += 2
@@ -524,24 +645,24 @@ func (p *parser) strEscaped(start int) (string, *Error) {
 			case 'u':
 				r, err := p.hex4()
 				if err != nil {
-					return "", err
+					return 0, 0, err
 				}
 				if r >= 0xDC00 && r <= 0xDFFF {
 					p.pos -= 6
-					return "", p.fail("lone low surrogate escape (\\uDC00-\\uDFFF without a high surrogate before it)")
+					return 0, 0, p.fail("lone low surrogate escape (\\uDC00-\\uDFFF without a high surrogate before it)")
 				}
 				if r >= 0xD800 && r <= 0xDBFF {
 					if p.pos+1 >= len(s) || s[p.pos] != '\\' || s[p.pos+1] != 'u' {
-						return "", p.fail("lone high surrogate escape: expected a \\uDC00-\\uDFFF escape")
+						return 0, 0, p.fail("lone high surrogate escape: expected a \\uDC00-\\uDFFF escape")
 					}
 					p.pos += 2
 					lo, err := p.hex4()
 					if err != nil {
-						return "", err
+						return 0, 0, err
 					}
 					if lo < 0xDC00 || lo > 0xDFFF {
 						p.pos -= 6
-						return "", p.fail("lone high surrogate escape: expected a \\uDC00-\\uDFFF escape")
+						return 0, 0, p.fail("lone high surrogate escape: expected a \\uDC00-\\uDFFF escape")
 					}
 					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
 				}
@@ -551,11 +672,11 @@ func (p *parser) strEscaped(start int) (string, *Error) {
 				continue
 			default:
 				p.pos--
-				return "", p.fail("invalid escape in string, found " + p.found())
+				return 0, 0, p.fail("invalid escape in string, found " + p.found())
 			}
 			w++
 		case c < 0x20:
-			return "", p.fail("control character in string (must be escaped)")
+			return 0, 0, p.fail("control character in string (must be escaped)")
 		case c < 0x80:
 			s[w] = c
 			w++
@@ -563,14 +684,14 @@ func (p *parser) strEscaped(start int) (string, *Error) {
 		default:
 			r, size := utf8.DecodeRune(s[p.pos:])
 			if r == utf8.RuneError && size <= 1 {
-				return "", p.fail("invalid UTF-8 in string")
+				return 0, 0, p.fail("invalid UTF-8 in string")
 			}
 			copy(s[w:], s[p.pos:p.pos+size])
 			w += size
 			p.pos += size
 		}
 	}
-	return "", p.fail("unterminated string")
+	return 0, 0, p.fail("unterminated string")
 }
 
 func (p *parser) hex4() (rune, *Error) {

@@ -1,5 +1,7 @@
 package jsonx
 
+import "unsafe"
+
 // Kind is the JSON type of a Value.
 type Kind uint8
 
@@ -31,18 +33,31 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// document is one parsed document: the (unescaped in place) source bytes and
+// the arena of every container's children. Values refer into both by int32
+// offsets, never by pointer, so the tree holds no interior pointers (see
+// doc.go, "Why offsets and not strings?").
+type document struct {
+	src   []byte
+	nodes []Value
+	root  Value
+}
+
 // Value is one parsed JSON value. It is read through its methods; the zero
 // Value is null. A nil *Value answers like null too, so lookups chain safely.
 //
-// Objects store their members as alternating key/value entries in items (a
-// key entry is a String value), which keeps every container to one slice and
-// a Value to 56 bytes.
+// Its only pointer is to its document's small header object. A string or a
+// number is (off, n) into the document's source; an array or object is (off,
+// n) into the document's node arena, where its children sit next to each
+// other (an object's as alternating key, value). A Value is 24 bytes on
+// wasm32, 32 on 64-bit.
 type Value struct {
-	kind  Kind
-	b     bool
-	num   float64
-	str   string  // string content, or the raw number text
-	items []Value // array elements, or object key/value pairs
+	d    *document
+	num  float64
+	off  int32 // String, Number: byte offset in d.src; Array, Object: first child in d.nodes
+	n    int32 // String, Number: byte length; Array, Object: child count (2 per member)
+	kind Kind
+	b    bool
 }
 
 // Kind returns the JSON type; a nil Value is Null.
@@ -69,20 +84,41 @@ func (v *Value) Float() float64 {
 }
 
 // Raw returns the number exactly as written in the document, so a host can
-// re-serialize it untouched ("" unless Kind is Number).
+// re-serialize it untouched ("" unless Kind is Number). Like Str, it is a
+// view of the document's bytes.
 func (v *Value) Raw() string {
 	if v == nil || v.kind != Number {
 		return ""
 	}
-	return v.str
+	return v.text()
 }
 
-// Str returns the unescaped string ("" unless Kind is String).
+// Str returns the unescaped string ("" unless Kind is String). It does not
+// copy: the result is a view of the document's buffer and keeps all of it
+// alive. A caller that keeps a string past the document, or keeps many,
+// should copy it (strings.Clone): see doc.go on TinyGo's collector.
 func (v *Value) Str() string {
 	if v == nil || v.kind != String {
 		return ""
 	}
-	return v.str
+	return v.text()
+}
+
+// text is the (off, n) bytes of the source as a string, or "" when they are
+// out of range (a Value from a Parser that has parsed again since).
+func (v *Value) text() string {
+	if v.d == nil || v.n <= 0 || v.off < 0 || int(v.off)+int(v.n) > len(v.d.src) {
+		return ""
+	}
+	return unsafe.String(&v.d.src[v.off], int(v.n))
+}
+
+// children returns the container's child nodes (nil when out of range).
+func (v *Value) children() []Value {
+	if v.d == nil || v.n <= 0 || v.off < 0 || int(v.off)+int(v.n) > len(v.d.nodes) {
+		return nil
+	}
+	return v.d.nodes[v.off : v.off+v.n]
 }
 
 // Len is the number of array elements or object members (0 otherwise).
@@ -92,9 +128,9 @@ func (v *Value) Len() int {
 	}
 	switch v.kind {
 	case Array:
-		return len(v.items)
+		return len(v.children())
 	case Object:
-		return len(v.items) / 2
+		return len(v.children()) / 2
 	}
 	return 0
 }
@@ -102,27 +138,39 @@ func (v *Value) Len() int {
 // Index returns array element i, or nil when v is not an array or i is out
 // of range.
 func (v *Value) Index(i int) *Value {
-	if v == nil || v.kind != Array || i < 0 || i >= len(v.items) {
+	if v == nil || v.kind != Array {
 		return nil
 	}
-	return &v.items[i]
+	c := v.children()
+	if i < 0 || i >= len(c) {
+		return nil
+	}
+	return &c[i]
 }
 
 // Key returns the key of object member i, in document order ("" when out of
 // range).
 func (v *Value) Key(i int) string {
-	if v == nil || v.kind != Object || i < 0 || 2*i+1 >= len(v.items) {
+	if v == nil || v.kind != Object {
 		return ""
 	}
-	return v.items[2*i].str
+	c := v.children()
+	if i < 0 || 2*i+1 >= len(c) {
+		return ""
+	}
+	return c[2*i].text()
 }
 
 // Member returns the value of object member i, in document order.
 func (v *Value) Member(i int) *Value {
-	if v == nil || v.kind != Object || i < 0 || 2*i+1 >= len(v.items) {
+	if v == nil || v.kind != Object {
 		return nil
 	}
-	return &v.items[2*i+1]
+	c := v.children()
+	if i < 0 || 2*i+1 >= len(c) {
+		return nil
+	}
+	return &c[2*i+1]
 }
 
 // Get returns the member named key, or nil. Keys are unique (the parser
@@ -132,9 +180,10 @@ func (v *Value) Get(key string) *Value {
 	if v == nil || v.kind != Object {
 		return nil
 	}
-	for i := 0; i+1 < len(v.items); i += 2 {
-		if v.items[i].str == key {
-			return &v.items[i+1]
+	c := v.children()
+	for i := 0; i+1 < len(c); i += 2 {
+		if int(c[i].n) == len(key) && c[i].text() == key {
+			return &c[i+1]
 		}
 	}
 	return nil

@@ -171,32 +171,34 @@ func appendValue(dst []byte, v *Value, canonical bool) []byte {
 		}
 		return append(dst, "false"...)
 	case Number:
-		if v.str != "" {
-			return append(dst, v.str...)
+		if raw := v.text(); raw != "" {
+			return append(dst, raw...)
 		}
 		return AppendFloat(dst, v.num)
 	case String:
-		return AppendString(dst, v.str)
+		return AppendString(dst, v.text())
 	case Array:
+		items := v.children()
 		dst = append(dst, '[')
-		for i := range v.items {
+		for i := range items {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendValue(dst, &v.items[i], canonical)
+			dst = appendValue(dst, &items[i], canonical)
 		}
 		return append(dst, ']')
 	case Object:
-		n := len(v.items) / 2
+		items := v.children()
+		n := len(items) / 2
 		dst = append(dst, '{')
 		if !canonical {
 			for i := 0; i < n; i++ {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				dst = AppendString(dst, v.items[2*i].str)
+				dst = AppendString(dst, items[2*i].text())
 				dst = append(dst, ':')
-				dst = appendValue(dst, &v.items[2*i+1], canonical)
+				dst = appendValue(dst, &items[2*i+1], canonical)
 			}
 			return append(dst, '}')
 		}
@@ -207,7 +209,7 @@ func appendValue(dst []byte, v *Value, canonical bool) []byte {
 		// Stable, so the output stays deterministic even for a hand-built
 		// value with repeated keys (Parse never produces one).
 		slices.SortStableFunc(order, func(a, b int) int {
-			ka, kb := v.items[2*a].str, v.items[2*b].str
+			ka, kb := items[2*a].text(), items[2*b].text()
 			switch {
 			case ka < kb:
 				return -1
@@ -220,9 +222,9 @@ func appendValue(dst []byte, v *Value, canonical bool) []byte {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendString(dst, v.items[2*i].str)
+			dst = AppendString(dst, items[2*i].text())
 			dst = append(dst, ':')
-			dst = appendValue(dst, &v.items[2*i+1], canonical)
+			dst = appendValue(dst, &items[2*i+1], canonical)
 		}
 		return append(dst, '}')
 	}
