@@ -26,7 +26,8 @@ import (
 //
 // The returned error is always a *Error.
 func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
-	r, err := decodeRequest(data, lim, false)
+	var ps jsonx.Parser
+	r, err := decodeRequest(&ps, data, lim, false)
 	if err != nil {
 		return nil, err
 	}
@@ -35,12 +36,34 @@ func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
 
 // DecodeRequestInPlace is DecodeRequest for a caller that owns data and is
 // done with it, such as a Wasm guest holding its freshly read input: it
-// skips copying the document (jsonx.ParseInPlace), which saves about 40% of
-// the bytes a decode allocates and so much of TinyGo's GC time. data is
-// modified, and the Request's strings alias it: the caller must not touch
-// data afterwards.
+// skips copying the document (jsonx.ParseInPlace). data is modified (escaped
+// strings are unescaped in place); the Request does not alias it.
 func DecodeRequestInPlace(data []byte, lim *Limits) (*Request, error) {
-	r, err := decodeRequest(data, lim, true)
+	var ps jsonx.Parser
+	r, err := decodeRequest(&ps, data, lim, true)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DecodeRequestInPlace is the package's DecodeRequestInPlace under the
+// engine's policy limits, parsing into memory the engine keeps from one call
+// to the next (the input is consumed the same way). A Wasm guest deciding
+// one request after another then builds no parse tree per call, which is
+// what keeps TinyGo's collector out of the way (jsonx/doc.go). The Request
+// is the caller's: it shares nothing with the engine.
+func (e *Engine) DecodeRequestInPlace(data []byte) (*Request, error) {
+	r, err := decodeRequest(&e.parser, data, &e.policy.Limits, true)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decodeRequest is DecodeRequest into the engine's reused parser.
+func (e *Engine) decodeRequest(data []byte) (*Request, error) {
+	r, err := decodeRequest(&e.parser, data, &e.policy.Limits, false)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +83,13 @@ type requestDecoder struct {
 	dimsFrom  string // which field set dims, for the mismatch message
 }
 
-func decodeRequest(data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
+// decodeRequest parses data with ps. The parse tree and its strings live in
+// ps's memory until its next parse, so every string the Request keeps is
+// copied (strings.Clone): the Request must outlive the tree, and under
+// TinyGo a string viewing the middle of the input buffer makes every
+// collection walk that buffer (jsonx/doc.go). They are few: the query, and
+// each chunk's id, doc id, title, text and time.
+func decodeRequest(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
 	d := requestDecoder{lim: lim.resolved()}
 	if len(data) > d.lim.MaxRequestBytes {
 		return nil, limitError("", "request is "+strconv.Itoa(len(data))+" bytes", d.lim.MaxRequestBytes, "max_request_bytes")
@@ -74,14 +103,14 @@ func decodeRequest(data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
 	// with embeddings needs, while a hostile 4 MiB "[0,0,0,..." is refused
 	// instead of becoming a 100+ MB tree.
 	pl := jsonx.Limits{MaxDepth: d.lim.MaxDepth, MaxValues: d.lim.MaxRequestBytes / 4}
-	doc, err := gateParse(data, pl, "one value per 4 bytes of max_request_bytes", inPlace)
+	doc, err := parseWith(ps, data, pl, "one value per 4 bytes of max_request_bytes", inPlace)
 	if err != nil {
 		return nil, err
 	}
 	if doc.Kind() != jsonx.Object {
 		return nil, errorf(CodeBadJSON, "", "request must be a JSON object, not "+doc.Kind().String())
 	}
-	top := obj{v: &doc, at: root, code: CodeBadField}
+	top := obj{v: doc, at: root, code: CodeBadField}
 	if err := top.strict(requestFields); err != nil {
 		return nil, err
 	}
@@ -96,7 +125,7 @@ func decodeRequest(data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
 	if len(q) > d.lim.MaxQueryBytes {
 		return nil, limitError("query", "is "+strconv.Itoa(len(q))+" bytes", d.lim.MaxQueryBytes, "max_query_bytes")
 	}
-	req.Query = strings.TrimSpace(q)
+	req.Query = strings.Clone(strings.TrimSpace(q))
 	if req.Query == "" {
 		return nil, errorf(CodeBadField, "query", "must not be empty")
 	}
@@ -147,7 +176,7 @@ func decodeRequest(data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
 		if msg != "" {
 			return nil, errorf(CodeBadField, "now", msg)
 		}
-		req.Now, req.NowSec, req.HasNow = s, sec, true
+		req.Now, req.NowSec, req.HasNow = strings.Clone(s), sec, true
 	}
 	return req, nil
 }
@@ -238,13 +267,15 @@ func (d *requestDecoder) chunk(c *Chunk, v *jsonx.Value, at path, i int) *Error 
 	} else if id == "" {
 		return o.fail("id", "must not be empty (omit it to number chunks by position)")
 	}
-	c.ID = id
+	c.ID = strings.Clone(id)
 	if c.DocID, _, err = o.str("doc_id", false); err != nil {
 		return err
 	}
+	c.DocID = strings.Clone(c.DocID)
 	if c.Title, _, err = o.str("title", false); err != nil {
 		return err
 	}
+	c.Title = strings.Clone(c.Title)
 	if c.Text, _, err = o.str("text", false); err != nil {
 		return err
 	}
@@ -255,6 +286,7 @@ func (d *requestDecoder) chunk(c *Chunk, v *jsonx.Value, at path, i int) *Error 
 	if d.totalText > d.lim.MaxTotalBytes {
 		return limitError(at.key("text").String(), "brings the request's chunk text to "+strconv.Itoa(d.totalText)+" bytes", d.lim.MaxTotalBytes, "max_total_bytes")
 	}
+	c.Text = strings.Clone(c.Text)
 	if s, ok, err := o.object("scores", false); err != nil {
 		return err
 	} else if ok {
@@ -269,7 +301,7 @@ func (d *requestDecoder) chunk(c *Chunk, v *jsonx.Value, at path, i int) *Error 
 		if msg != "" {
 			return o.fail("updated_at", msg)
 		}
-		c.UpdatedAt, c.UpdatedSec, c.HasUpdated = s, sec, true
+		c.UpdatedAt, c.UpdatedSec, c.HasUpdated = strings.Clone(s), sec, true
 	}
 	if c.Trust, c.HasTrust, err = o.num("trust", false); err != nil {
 		return err

@@ -20,6 +20,9 @@ type Engine struct {
 	policy *Policy
 	ref    PolicyRef
 
+	// The request's parse tree, reused between calls (decode_request.go).
+	parser jsonx.Parser
+
 	// Scratch reused between decisions (never shared with a Decision).
 	work          []chunkWork
 	toks          []token
@@ -75,7 +78,7 @@ func NewEngineFromPolicy(p *Policy, ref PolicyRef) (*Engine, error) {
 // Evaluate decodes a request, decides, and returns the decision JSON. The
 // bytes are identical for identical (policy, request) in every build.
 func (e *Engine) Evaluate(requestJSON []byte) ([]byte, error) {
-	req, err := DecodeRequest(requestJSON, &e.policy.Limits)
+	req, err := e.decodeRequest(requestJSON)
 	if err != nil {
 		return nil, err
 	}

@@ -212,21 +212,32 @@ func parseJSON(data []byte, maxDepth int) (jsonx.Value, *Error) {
 // copying and consumes data (jsonx.ParseInPlace). Too many values is a limit
 // error too; valuesWhy names where lim.MaxValues comes from.
 func gateParse(data []byte, lim jsonx.Limits, valuesWhy string, inPlace bool) (jsonx.Value, *Error) {
-	var v jsonx.Value
+	var ps jsonx.Parser
+	v, err := parseWith(&ps, data, lim, valuesWhy, inPlace)
+	if err != nil {
+		return jsonx.Value{}, err
+	}
+	return *v, nil
+}
+
+// parseWith is gateParse into a reused parser: the result is valid until
+// ps parses again.
+func parseWith(ps *jsonx.Parser, data []byte, lim jsonx.Limits, valuesWhy string, inPlace bool) (*jsonx.Value, *Error) {
+	var v *jsonx.Value
 	var err error
 	if inPlace {
-		v, err = jsonx.ParseInPlaceWith(data, lim)
+		v, err = ps.ParseInPlace(data, lim)
 	} else {
-		v, err = jsonx.ParseWith(data, lim)
+		v, err = ps.Parse(data, lim)
 	}
 	if err != nil {
 		if e, ok := err.(*jsonx.Error); ok && e.TooDeep {
-			return v, errorf(CodeLimit, "", "JSON "+e.Msg+" at offset "+strconv.Itoa(e.Offset)+" (max_depth)")
+			return nil, errorf(CodeLimit, "", "JSON "+e.Msg+" at offset "+strconv.Itoa(e.Offset)+" (max_depth)")
 		}
 		if e, ok := err.(*jsonx.Error); ok && e.TooMany {
-			return v, errorf(CodeLimit, "", "JSON has "+e.Msg+" at offset "+strconv.Itoa(e.Offset)+" ("+valuesWhy+")")
+			return nil, errorf(CodeLimit, "", "JSON has "+e.Msg+" at offset "+strconv.Itoa(e.Offset)+" ("+valuesWhy+")")
 		}
-		return v, errorf(CodeBadJSON, "", "invalid JSON at "+err.Error())
+		return nil, errorf(CodeBadJSON, "", "invalid JSON at "+err.Error())
 	}
 	return v, nil
 }

@@ -47,7 +47,7 @@ func (r *Raw) Input(n int) []byte {
 // Call runs op over the first n bytes of the input buffer and returns the
 // result (decision, validation or description JSON) or, with isErr set, the
 // error JSON. The result is valid until the next Call. The input buffer is
-// consumed: the request is decoded in place (gate.DecodeRequestInPlace), so
+// consumed: the request is decoded in place (Engine.DecodeRequestInPlace), so
 // the host must write a fresh input before every call.
 func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
 	if n < 0 || n > cap(r.in) {
@@ -63,7 +63,7 @@ func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
 		// The same three steps as Engine.Evaluate, but decoding in place
 		// (no copy of a buffer nobody reads again) and writing into the
 		// reused output buffer.
-		req, err := gate.DecodeRequestInPlace(in, &e.Policy().Limits)
+		req, err := e.DecodeRequestInPlace(in)
 		if err != nil {
 			return r.fail(err)
 		}
