@@ -8,8 +8,10 @@ import (
 
 // FuzzParse: Parse never panics; what it accepts encoding/json accepts too
 // (jsonx is the stricter of the two); re-encoding is stable: the compact and
-// canonical forms reparse to the same canonical bytes.
+// canonical forms reparse to the same canonical bytes; a reused Parser,
+// after another document, gives the same bytes, within countNodes' bound.
 func FuzzParse(f *testing.F) {
+	var ps Parser
 	for _, s := range []string{
 		`{"query":"q","chunks":[{"id":"a","scores":{"vector":0.5}}]}`,
 		`[1,-0,1e5,1.5E-3,"a\u00e9\ud83d\ude00\n",true,false,null,{}]`,
@@ -20,6 +22,17 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := Parse(data, 16)
+		ps.Parse([]byte(`{"warm":[1,"x",{"y":[]}]}`), Limits{})
+		pv, perr := ps.Parse(data, Limits{MaxDepth: 16})
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("Parse error %v, reused Parser error %v", err, perr)
+		}
+		if err == nil && !bytes.Equal(AppendValue(nil, pv), AppendValue(nil, &v)) {
+			t.Fatal("reused Parser gives different bytes")
+		}
+		if err == nil && len(ps.d.nodes) > countNodes(data, 0) {
+			t.Fatalf("%d nodes, countNodes %d", len(ps.d.nodes), countNodes(data, 0))
+		}
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error type %T", err)

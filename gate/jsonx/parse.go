@@ -186,6 +186,9 @@ func (ps *Parser) parse(src []byte, lim Limits) (*Value, *Error) {
 	if need := countNodes(src, lim.MaxValues); len(arena) < need {
 		arena = make([]Value, need)
 	}
+	if ps.frames == nil {
+		ps.frames = make([]frame, 0, 16)
+	}
 	p := parser{d: d, src: src, maxDepth: lim.MaxDepth, maxValues: lim.MaxValues, values: 1, // values: the top-level one
 		buf: arena, top: len(arena), frames: ps.frames[:0]}
 	v, err := p.parse()
