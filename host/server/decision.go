@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -155,19 +156,21 @@ func (d *decisionView) hasSignal(name string) bool {
 	return bytes.Contains(d.Signals, []byte(`"`+name+`":`))
 }
 
-// Header names, the same as the Envoy filter's (guest/envoy/filter).
-const (
-	HeaderAction      = "X-Ctxgate-Action" // inject|caveat|fallback|refuse|error|skip
-	HeaderLevel       = "X-Ctxgate-Level"
-	HeaderConfidence  = "X-Ctxgate-Confidence"
-	HeaderPolicy      = "X-Ctxgate-Policy" // name@version
-	HeaderRefusal     = "X-Ctxgate-Refusal"
-	HeaderError       = "X-Ctxgate-Error"
-	HeaderDecisionID  = "X-Ctxgate-Decision-Id"
-	HeaderAnswerCheck = "X-Ctxgate-Answer-Check"
-	HeaderSoftRefusal = "X-Ctxgate-Soft-Refusal"
-	HeaderUnknownCite = "X-Ctxgate-Unknown-Citations"
-	HeaderUncited     = "X-Ctxgate-Uncited-Sentences"
+// Header names: gate/chat's (the Envoy filter sets the same), kept in the
+// canonical form http.Header stores, so Set need not canonicalise them on
+// every request.
+var (
+	HeaderAction      = http.CanonicalHeaderKey(chat.HeaderAction)
+	HeaderLevel       = http.CanonicalHeaderKey(chat.HeaderLevel)
+	HeaderConfidence  = http.CanonicalHeaderKey(chat.HeaderConfidence)
+	HeaderPolicy      = http.CanonicalHeaderKey(chat.HeaderPolicy)
+	HeaderRefusal     = http.CanonicalHeaderKey(chat.HeaderRefusal)
+	HeaderError       = http.CanonicalHeaderKey(chat.HeaderError)
+	HeaderDecisionID  = http.CanonicalHeaderKey(chat.HeaderDecisionID)
+	HeaderAnswerCheck = http.CanonicalHeaderKey(chat.HeaderAnswerCheck)
+	HeaderSoftRefusal = http.CanonicalHeaderKey(chat.HeaderSoftRefusal)
+	HeaderUnknownCite = http.CanonicalHeaderKey(chat.HeaderUnknownCite)
+	HeaderUncited     = http.CanonicalHeaderKey(chat.HeaderUncited)
 )
 
 // setDecisionHeaders writes the decision's x-ctxgate-* headers to h.

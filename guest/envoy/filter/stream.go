@@ -12,18 +12,19 @@ import (
 	"github.com/ctxgate/ctxgate/gate/chat"
 )
 
-// Header names the filter sets.
+// Header names the filter sets: gate/chat's, shared with the server's
+// gateway mode.
 const (
-	HeaderAction      = "x-ctxgate-action" // inject|caveat|fallback|refuse|error|skip
-	HeaderLevel       = "x-ctxgate-level"
-	HeaderConfidence  = "x-ctxgate-confidence"
-	HeaderPolicy      = "x-ctxgate-policy" // name@version
-	HeaderRefusal     = "x-ctxgate-refusal"
-	HeaderError       = "x-ctxgate-error" // the error code when action is error
-	HeaderAnswerCheck = "x-ctxgate-answer-check"
-	HeaderSoftRefusal = "x-ctxgate-soft-refusal"
-	HeaderUnknownCite = "x-ctxgate-unknown-citations"
-	HeaderUncited     = "x-ctxgate-uncited-sentences"
+	HeaderAction      = chat.HeaderAction
+	HeaderLevel       = chat.HeaderLevel
+	HeaderConfidence  = chat.HeaderConfidence
+	HeaderPolicy      = chat.HeaderPolicy
+	HeaderRefusal     = chat.HeaderRefusal
+	HeaderError       = chat.HeaderError
+	HeaderAnswerCheck = chat.HeaderAnswerCheck
+	HeaderSoftRefusal = chat.HeaderSoftRefusal
+	HeaderUnknownCite = chat.HeaderUnknownCite
+	HeaderUncited     = chat.HeaderUncited
 )
 
 // stream is one HTTP exchange.
