@@ -19,6 +19,7 @@ const (
 type chunkWork struct {
 	c                  *Chunk
 	words              int     // tokens in the text (seed 001 word count)
+	chars              int     // runes in the text (seed 002 density)
 	kw001              int     // seed 001 keywords found
 	coverage           float64 // share of seed 002 query terms found in this chunk
 	quality            float64
@@ -78,7 +79,7 @@ func (q *queryInfo) lookup(h uint64) int {
 func (e *Engine) analyseQuery(query string) {
 	q := &e.q
 	e.qtext, e.qends = e.qtext[:0], e.qends[:0]
-	e.toks = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
+	e.toks, _ = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
 	q.terms = q.terms[:0]
 	q.n001, q.n002, q.nAns = 0, 0, 0
 	size := 8
@@ -197,7 +198,7 @@ func (e *Engine) prepare(chunks []Chunk) {
 			w.bm25Sat = w.bm25 / (w.bm25 + sat)
 		}
 		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores, logits)
-		e.toks = tokenize(c.Text, e.toks[:0], nil, nil)
+		e.toks, w.chars = tokenize(c.Text, e.toks[:0], nil, nil)
 		w.words = len(e.toks)
 		found002 := 0
 		stamp := i + 1

@@ -1,9 +1,6 @@
 package gate
 
-import (
-	"strconv"
-	"unicode/utf8"
-)
+import "strconv"
 
 // Seed 002: sufficiency = 0.4·coverage + 0.3·relevance (or the constant 0.15
 // without embeddings) + 0.2·density + 0.1·count, as the seed's code block
@@ -71,7 +68,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 	// len counts them) and average "temperature".
 	chars, temp := 0, 0.0
 	for i := range w {
-		chars += utf8.RuneCountInString(w[i].c.Text)
+		chars += w[i].chars
 		if w[i].c.HasTemperature {
 			temp += w[i].c.Temperature
 		} else {

@@ -60,49 +60,88 @@ func hashRune(h uint64, r rune) uint64 {
 	return h
 }
 
-// tokenize appends the tokens of s to dst. If text is non-nil, the folded
-// bytes of each token are appended to *text too, with ends recording each
-// token's end offset: the query uses that to name missing terms.
+// wordByte maps an ASCII byte to itself lower-cased when it is a letter or a
+// digit and to 0 when it separates words; every byte >= 0x80 maps to 0x80
+// (a multi-byte rune: decode it). One table load replaces the range tests,
+// so the common case, an ASCII word, runs in a tight loop of its own.
+var wordByte = func() (t [256]byte) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= 0x80:
+			t[c] = 0x80
+		case c >= 'A' && c <= 'Z':
+			t[c] = byte(c + 'a' - 'A')
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			t[c] = byte(c)
+		}
+	}
+	return t
+}()
+
+// tokenize appends the tokens of s to dst and returns them with the number
+// of runes in s (as utf8.RuneCountInString counts them: seed 002's density
+// needs it, and this saves a second pass over the text). If text is non-nil,
+// the folded bytes of each token are appended to *text too, with ends
+// recording each token's end offset: the query uses that to name missing
+// terms.
 //
 // The word state (h, n) stays in local variables and the flushes are plain
 // functions, not closures: a closure capturing h and n keeps them in memory,
 // which under TinyGo/Wasm made this loop several times slower
-// (docs/performance.md).
-func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
+// (docs/performance.md). ASCII words are hashed by an inner loop that leaves
+// only at the word's end, so the outer loop's branches run once per word,
+// not once per byte.
+func tokenize(s string, dst []token, text *[]byte, ends *[]int) ([]token, int) {
 	h := uint64(fnvOffset)
 	n := 0 // runes in the current word
 	var prevCJK rune = -1
 	cjkRun := 0
+	extra := 0 // bytes beyond the first of each multi-byte rune
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			// ASCII fast path: no decoding, no tables.
+		c := wordByte[s[i]]
+		if c == 0 {
+			// An ASCII separator ends a CJK run and a word.
 			i++
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			} else if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-				if cjkRun > 0 {
-					dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
-					cjkRun, prevCJK = 0, -1
-				}
-				if n > 0 {
-					dst = emitToken(dst, token{hash: h, runes: n}, text, ends)
-					h, n = fnvOffset, 0
-				}
-				continue
-			}
 			if cjkRun > 0 {
 				dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
 				cjkRun, prevCJK = 0, -1
 			}
-			h = (h ^ uint64(c)) * fnvPrime
-			n++
-			if text != nil {
-				*text = append(*text, c)
+			if n > 0 {
+				dst = emitToken(dst, token{hash: h, runes: n}, text, ends)
+				h, n = fnvOffset, 0
 			}
+			continue
+		}
+		if c < 0x80 {
+			if cjkRun > 0 {
+				dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
+				cjkRun, prevCJK = 0, -1
+			}
+			start := i
+			for {
+				h = (h ^ uint64(c)) * fnvPrime
+				i++
+				if i == len(s) {
+					break
+				}
+				c = wordByte[s[i]]
+				if c == 0 || c == 0x80 {
+					break
+				}
+			}
+			n += i - start
+			if text != nil {
+				for k := start; k < i; k++ {
+					*text = append(*text, wordByte[s[k]])
+				}
+			}
+			// A separator or the end is handled above on the next turn;
+			// a multi-byte rune may continue the word.
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
+		extra += size - 1
 		if isCJK(r) {
 			if n > 0 {
 				dst = emitToken(dst, token{hash: h, runes: n}, text, ends)
@@ -143,7 +182,7 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) []token {
 	if cjkRun > 0 {
 		dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
 	}
-	return dst
+	return dst, len(s) - extra
 }
 
 // emitToken appends t, and its end offset in *text when the caller keeps

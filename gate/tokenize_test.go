@@ -4,12 +4,13 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func tokenStrings(s string) []string {
 	var text []byte
 	var ends []int
-	toks := tokenize(s, nil, &text, &ends)
+	toks, _ := tokenize(s, nil, &text, &ends)
 	out := make([]string, len(toks))
 	start := 0
 	for i := range toks {
@@ -104,4 +105,57 @@ func TestSortDescStable(t *testing.T) {
 			t.Fatalf("got %v want %v", idx, want)
 		}
 	}
+}
+
+// tokenCases are inputs where a table-driven fast path could part from the
+// reference: case folding at every ASCII edge, words that run from ASCII
+// into other scripts and back, CJK runs next to ASCII, invalid UTF-8.
+var tokenCases = []string{
+	"", "a", "A", "@[`{", "Z9z0 @@ a", "Photosynthesis? Light-energy, (CO2)!",
+	"caféBar naïve Ünïcödé", "abc東京def", "東a京", "東", "a東", "東 京", "x\u0301y",
+	"\xff\xfeabc\xc3", "abc\xe2\x82", "\xe2\x82abc", "don't stop--me now", "tab\there\nnew\r\nline",
+	"ΣΊΣΥΦΟΣ москва 한국어 text हिन्दी", "GPT4 vs gpt4", "日本語のテキストとEnglish mixed",
+}
+
+// The fast tokenizer gives exactly the reference's tokens, folded text and
+// rune count (utf8.RuneCountInString's).
+func TestTokenizeMatchesRef(t *testing.T) {
+	for _, s := range tokenCases {
+		checkTokenizeRef(t, s)
+	}
+}
+
+func checkTokenizeRef(t *testing.T, s string) {
+	t.Helper()
+	var text, textRef []byte
+	var ends, endsRef []int
+	got, runes := tokenize(s, nil, &text, &ends)
+	want := tokenizeRef(s, nil, &textRef, &endsRef)
+	if len(got) != len(want) || string(text) != string(textRef) || len(ends) != len(endsRef) {
+		t.Fatalf("%q: %d tokens %q, reference %d tokens %q", s, len(got), text, len(want), textRef)
+	}
+	for i := range got {
+		if got[i] != want[i] || ends[i] != endsRef[i] {
+			t.Fatalf("%q: token %d %+v end %d, reference %+v end %d", s, i, got[i], ends[i], want[i], endsRef[i])
+		}
+	}
+	if want := utf8.RuneCountInString(s); runes != want {
+		t.Fatalf("%q: %d runes, want %d", s, runes, want)
+	}
+	bare, _ := tokenize(s, nil, nil, nil)
+	if len(bare) != len(got) {
+		t.Fatalf("%q: %d tokens without text, %d with", s, len(bare), len(got))
+	}
+	for i := range bare {
+		if bare[i] != got[i] {
+			t.Fatalf("%q: token %d differs without text", s, i)
+		}
+	}
+}
+
+func FuzzTokenize(f *testing.F) {
+	for _, s := range tokenCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkTokenizeRef(t, s) })
 }
