@@ -73,9 +73,26 @@ var fenceTags = [...]string{"sources", "untrusted"}
 
 // appendEscaped appends s with fence tags and source tags neutralised. With
 // oneLine, line breaks become spaces (titles and doc ids sit in a header
-// line and must not start a new entry).
+// line and must not start a new entry). Runs of ordinary bytes are copied
+// whole: only '<', '[' and (oneLine) line breaks are looked at.
 func appendEscaped(b []byte, s string, oneLine bool) []byte {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for {
+		j := i
+		if oneLine {
+			for j < len(s) && s[j] != '<' && s[j] != '[' && s[j] != '\n' && s[j] != '\r' {
+				j++
+			}
+		} else {
+			for j < len(s) && s[j] != '<' && s[j] != '[' {
+				j++
+			}
+		}
+		b = append(b, s[i:j]...)
+		if j == len(s) {
+			return b
+		}
+		i = j
 		ch := s[i]
 		switch {
 		case ch == '<' && formsFenceTag(s[i+1:]):
@@ -93,13 +110,13 @@ func appendEscaped(b []byte, s string, oneLine bool) []byte {
 				j++
 			}
 			i = j - 1
-		case oneLine && (ch == '\n' || ch == '\r'):
+		case ch == '\n' || ch == '\r': // only reached with oneLine
 			b = append(b, ' ')
 		default:
 			b = append(b, ch)
 		}
+		i++
 	}
-	return b
 }
 
 func skipSpace(s string) string {
