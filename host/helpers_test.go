@@ -2,12 +2,12 @@ package host
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/internal/testmodules"
 )
 
-// newTestGate runs the hostile guest with opts and closes it after the test.
+// newHostileGate runs the hostile guest with opts and closes it after the test.
 func newHostileGate(t testing.TB, opts Options) *Gate {
 	t.Helper()
 	opts.Wasm = hostileModule()
@@ -19,26 +19,11 @@ func newHostileGate(t testing.TB, opts Options) *Gate {
 	return g
 }
 
-// builtModule returns the bytes of a real module for tests. CTXGATE_WASM_DIR
-// points at modules built elsewhere; otherwise the embedded ones are used.
-// A module that is not built skips the test, except under CI=true, where a
-// test that silently skips the product would be a false green.
+// builtModule returns the bytes of a real module for tests (see
+// internal/testmodules: CTXGATE_WASM_DIR, skip or fail under CI=true).
 func builtModule(t testing.TB, m Module) []byte {
 	t.Helper()
-	if dir := os.Getenv("CTXGATE_WASM_DIR"); dir != "" {
-		b, err := os.ReadFile(filepath.Join(dir, m.File()))
-		if err == nil {
-			return b
-		}
-	}
-	b, err := m.Bytes()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s module: %v", m, err)
-		}
-		t.Skipf("%s module not built (run make build): %v", m, err)
-	}
-	return b
+	return testmodules.Bytes(t, m)
 }
 
 var realModules = []Module{ModuleTinyGo, ModuleGo}

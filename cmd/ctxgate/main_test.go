@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/internal/testmodules"
 )
 
 // cacheDir is one compilation cache for the whole test binary: each CLI call
@@ -61,22 +64,17 @@ func TestCommandsRegistered(t *testing.T) {
 	}
 }
 
-// wasmFlag returns the flags that select module m for the CLI: the embedded
-// module, or one from CTXGATE_WASM_DIR. It skips when neither exists, except
-// under CI=true.
+// wasmFlags returns the flags that select module m for the CLI: the
+// embedded module, or one from CTXGATE_WASM_DIR. A module that is not built
+// ends the test (testmodules.NotBuilt).
 func wasmFlags(t *testing.T, module string) []string {
 	t.Helper()
 	file := map[string]string{"tinygo": "ctxgate.wasm", "go": "ctxgate-go.wasm"}[module]
-	if dir := os.Getenv("CTXGATE_WASM_DIR"); dir != "" {
-		if p := filepath.Join(dir, file); fileExists(p) {
-			return []string{"--wasm", p, "--cache-dir", cacheDir}
-		}
+	if p, ok := testmodules.Override(file); ok && fileExists(p) {
+		return []string{"--wasm", p, "--cache-dir", cacheDir}
 	}
-	if !fileExists(filepath.Join("..", "..", "host", "wasm", file)) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s module not built", module)
-		}
-		t.Skipf("%s module not built (run make build)", module)
+	if embedded := filepath.Join("..", "..", "host", "wasm", file); !fileExists(embedded) {
+		testmodules.NotBuilt(t, module, errors.New(embedded+" is missing or empty"))
 	}
 	return []string{"--module", module, "--cache-dir", cacheDir}
 }

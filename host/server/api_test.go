@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/testmodules"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -188,7 +189,7 @@ func TestNoPolicy(t *testing.T) {
 }
 
 func TestRequirePolicy(t *testing.T) {
-	_, err := New(context.Background(), Options{Wasm: moduleBytes(t, host.ModuleTinyGo), RequirePolicy: true, Logger: slog.New(slog.DiscardHandler),
+	_, err := New(context.Background(), Options{Wasm: testmodules.Bytes(t, host.ModuleTinyGo), RequirePolicy: true, Logger: slog.New(slog.DiscardHandler),
 		Policy: PolicySource{Path: "no-such-preset-or-file"}, ReloadPoll: -1})
 	if err == nil || !strings.Contains(err.Error(), "not a preset name") {
 		t.Fatalf("err = %v", err)

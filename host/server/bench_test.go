@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/testmodules"
 )
 
 // Benchmarks split the cost of one /v1/gate decision: the gate call alone
@@ -18,7 +19,7 @@ import (
 func benchRequest(b *testing.B) []byte { return request(b, "default", "inject") }
 
 func BenchmarkEvaluateWasm(b *testing.B) {
-	g, err := host.New(context.Background(), host.Options{Wasm: moduleBytes(b, host.ModuleTinyGo), PoolSize: 1})
+	g, err := host.New(context.Background(), host.Options{Wasm: testmodules.Bytes(b, host.ModuleTinyGo), PoolSize: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

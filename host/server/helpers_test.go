@@ -14,28 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/testmodules"
 	"github.com/ctxgate/ctxgate/policies"
 )
-
-// moduleBytes returns a real built module. Not built: skip, except under
-// CI=true, where skipping the product would be a false green.
-func moduleBytes(t testing.TB, m host.Module) []byte {
-	t.Helper()
-	if dir := os.Getenv("CTXGATE_WASM_DIR"); dir != "" {
-		if b, err := os.ReadFile(filepath.Join(dir, m.File())); err == nil {
-			return b
-		}
-	}
-	b, err := m.Bytes()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s module: %v", m, err)
-		}
-		t.Skipf("%s module not built (run make build): %v", m, err)
-	}
-	return b
-}
 
 // testServer is a Server behind a real listener (httptest) on 127.0.0.1.
 type testServer struct {
@@ -67,7 +48,7 @@ func (s *syncBuffer) String() string {
 func start(t testing.TB, opts Options) *testServer {
 	t.Helper()
 	if opts.Wasm == nil && !opts.Native {
-		opts.Wasm = moduleBytes(t, opts.Module)
+		opts.Wasm = testmodules.Bytes(t, opts.Module)
 	}
 	if opts.ReloadPoll == 0 {
 		opts.ReloadPoll = -1
