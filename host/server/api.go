@@ -16,13 +16,8 @@ import (
 // X-Ctxgate-Decision-Id header so the decision stays identical to every
 // other host's.
 func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
-	if s.cur.Load() == nil {
-		s.fail(w, noPolicy)
-		return
-	}
-	body, e := s.readBody(w, r)
-	if e != nil {
-		s.fail(w, e)
+	body, ok := s.gatedBody(w, r)
+	if !ok {
 		return
 	}
 	out, d, e := s.decide(r, body, false)
@@ -35,6 +30,22 @@ func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
 	s.remember(id, query, emb, d)
 	setDecisionHeaders(w.Header(), d, id)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// gatedBody reads the body of a request the gate must answer. With no
+// policy loaded it answers 503 before reading anything; ok false means the
+// error answer is written.
+func (s *Server) gatedBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	if s.cur.Load() == nil {
+		s.fail(w, noPolicy)
+		return nil, false
+	}
+	body, e := s.readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return nil, false
+	}
+	return body, true
 }
 
 // decide runs the gate on a gate request under the gate deadline and counts
@@ -89,13 +100,8 @@ func gapKind(gapEvent []byte) string {
 // validation JSON out. A soft refusal is a gap event; send the decision's id
 // in X-Ctxgate-Decision-Id to log it with the decision's query and signals.
 func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
-	if s.cur.Load() == nil {
-		s.fail(w, noPolicy)
-		return
-	}
-	body, e := s.readBody(w, r)
-	if e != nil {
-		s.fail(w, e)
+	body, ok := s.gatedBody(w, r)
+	if !ok {
 		return
 	}
 	out, e := s.validate(r, body)
