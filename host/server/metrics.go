@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
 // Metric names start from seed 002's (sufficient_context_*), in Prometheus
@@ -42,45 +43,45 @@ type metrics struct {
 
 func newMetrics(s *Server) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
-	f := promauto{m.reg}
-	m.score = f.histogram(prometheus.HistogramOpts{Name: "sufficient_context_score",
+	f := promauto.With(m.reg) // each Server its own registry: tests and several servers in one process do not collide
+	m.score = f.NewHistogram(prometheus.HistogramOpts{Name: "sufficient_context_score",
 		Help:    "The decision's confidence (for the sufficient-context policy, the sufficiency score), in [0,1].",
 		Buckets: prometheus.LinearBuckets(0.1, 0.1, 10)})
-	m.latency = f.histogram(prometheus.HistogramOpts{Name: "sufficient_context_latency_seconds",
+	m.latency = f.NewHistogram(prometheus.HistogramOpts{Name: "sufficient_context_latency_seconds",
 		Help:    "Time of one gate call (Wasm instance acquired, request decoded, decided, decision encoded).",
 		Buckets: prometheus.ExponentialBuckets(10e-6, 2, 16)})
-	dec := f.counterVec(prometheus.CounterOpts{Name: "sufficient_context_decisions_total",
-		Help: "Decisions by action and sufficiency level."}, "action", "level")
+	dec := f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_decisions_total",
+		Help: "Decisions by action and sufficiency level."}, []string{"action", "level"})
 	for i, a := range actionNames {
 		for j, l := range levelNames {
 			m.decisions[i][j] = dec.WithLabelValues(a, l)
 		}
 	}
 	m.other = dec
-	ref := f.counterVec(prometheus.CounterOpts{Name: "sufficient_context_refusals_total",
-		Help: "Refusals: hard (the gate declined, the model was not called) and soft (the model answered with the refusal line)."}, "type")
+	ref := f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_refusals_total",
+		Help: "Refusals: hard (the gate declined, the model was not called) and soft (the model answered with the refusal line)."}, []string{"type"})
 	for i, r := range refusalNames {
 		m.refusals[i] = ref.WithLabelValues(r)
 	}
-	m.answerChecks = f.counterVec(prometheus.CounterOpts{Name: "sufficient_context_answer_checks_total",
-		Help: "Upstream answers checked (result: ok, soft_refusal, unknown_citations, uncited_sentences, skipped_stream, skipped_no_content, error)."}, "result")
-	m.gapEvents = f.counterVec(prometheus.CounterOpts{Name: "sufficient_context_gap_events_total",
-		Help: "Knowledge-gap events appended to the gap log, by kind."}, "kind")
-	m.feedback = f.counterVec(prometheus.CounterOpts{Name: "sufficient_context_feedback_total",
-		Help: "Feedback received, by rating."}, "rating")
-	m.errors = f.counterVec(prometheus.CounterOpts{Name: "ctxgate_errors_total",
-		Help: "Error answers, by error code."}, "code")
-	m.gapLogErrors = f.counter(prometheus.CounterOpts{Name: "ctxgate_gap_log_errors_total",
+	m.answerChecks = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_answer_checks_total",
+		Help: "Upstream answers checked (result: ok, soft_refusal, unknown_citations, uncited_sentences, skipped_stream, skipped_no_content, error)."}, []string{"result"})
+	m.gapEvents = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_gap_events_total",
+		Help: "Knowledge-gap events appended to the gap log, by kind."}, []string{"kind"})
+	m.feedback = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_feedback_total",
+		Help: "Feedback received, by rating."}, []string{"rating"})
+	m.errors = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_errors_total",
+		Help: "Error answers, by error code."}, []string{"code"})
+	m.gapLogErrors = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gap_log_errors_total",
 		Help: "Gap events that could not be written or synced."})
-	m.reloads = f.counterVec(prometheus.CounterOpts{Name: "ctxgate_policy_reloads_total",
-		Help: "Policy loads and reloads, by result (ok, error)."}, "result")
-	m.upstream = f.histogramVec(prometheus.HistogramOpts{Name: "ctxgate_upstream_seconds",
+	m.reloads = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_policy_reloads_total",
+		Help: "Policy loads and reloads, by result (ok, error)."}, []string{"result"})
+	m.upstream = f.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxgate_upstream_seconds",
 		Help:    "Gateway mode: time until the upstream's response headers, by outcome (ok, error).",
-		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}, "outcome")
-	m.gateway = f.counterVec(prometheus.CounterOpts{Name: "ctxgate_gateway_requests_total",
-		Help: "Gateway chat requests by what the gate did (inject, caveat, fallback, refuse, skip, error)."}, "action")
-	m.policyInfo = f.gaugeVec(prometheus.GaugeOpts{Name: "ctxgate_policy_info",
-		Help: "The active policy (value 1)."}, "name", "version", "sha256")
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}, []string{"outcome"})
+	m.gateway = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_gateway_requests_total",
+		Help: "Gateway chat requests by what the gate did (inject, caveat, fallback, refuse, skip, error)."}, []string{"action"})
+	m.policyInfo = f.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxgate_policy_info",
+		Help: "The active policy (value 1)."}, []string{"name", "version", "sha256"})
 
 	stat := func(pick func(st poolStats) float64) func() float64 {
 		return func() float64 {
@@ -92,8 +93,8 @@ func newMetrics(s *Server) *metrics {
 			return pick(poolStats{st.Size, st.Live, st.InUse, st.Idle, st.Created, st.Discarded})
 		}
 	}
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ctxgate_pool_size",
-		Help: "The most Wasm instances the pool may hold."}, stat(func(p poolStats) float64 { return float64(p.size) })))
+	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "ctxgate_pool_size",
+		Help: "The most Wasm instances the pool may hold."}, stat(func(p poolStats) float64 { return float64(p.size) }))
 	for _, st := range []struct {
 		name string
 		pick func(poolStats) float64
@@ -102,21 +103,24 @@ func newMetrics(s *Server) *metrics {
 		{"in_use", func(p poolStats) float64 { return float64(p.inUse) }},
 		{"idle", func(p poolStats) float64 { return float64(p.idle) }},
 	} {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ctxgate_pool_instances",
-			Help: "Wasm instances of the active policy's pool, by state.", ConstLabels: prometheus.Labels{"state": st.name}}, stat(st.pick)))
+		f.NewGaugeFunc(prometheus.GaugeOpts{Name: "ctxgate_pool_instances",
+			Help: "Wasm instances of the active policy's pool, by state.", ConstLabels: prometheus.Labels{"state": st.name}}, stat(st.pick))
 	}
-	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ctxgate_pool_instances_created_total",
-		Help: "Wasm instances made, replacements and every policy's pools included."}, func() float64 {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return float64(m.baseCreated) + stat(func(p poolStats) float64 { return float64(p.created) })()
-	}))
-	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ctxgate_pool_instances_discarded_total",
-		Help: "Wasm instances closed after a trap or a timeout."}, func() float64 {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return float64(m.baseDi) + stat(func(p poolStats) float64 { return float64(p.discarded) })()
-	}))
+	// Totals outlive a pool: base holds what the pools already replaced
+	// counted (under m.mu), the active pool adds its own.
+	total := func(base *uint64, pick func(poolStats) float64) func() float64 {
+		return func() float64 {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return float64(*base) + stat(pick)()
+		}
+	}
+	f.NewCounterFunc(prometheus.CounterOpts{Name: "ctxgate_pool_instances_created_total",
+		Help: "Wasm instances made, replacements and every policy's pools included."},
+		total(&m.baseCreated, func(p poolStats) float64 { return float64(p.created) }))
+	f.NewCounterFunc(prometheus.CounterOpts{Name: "ctxgate_pool_instances_discarded_total",
+		Help: "Wasm instances closed after a trap or a timeout."},
+		total(&m.baseDi, func(p poolStats) float64 { return float64(p.discarded) }))
 	return m
 }
 
@@ -168,34 +172,4 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
-}
-
-// promauto registers on one registry (each Server has its own, so tests
-// and several servers in one process do not collide).
-type promauto struct{ reg *prometheus.Registry }
-
-func (p promauto) histogram(o prometheus.HistogramOpts) prometheus.Histogram {
-	h := prometheus.NewHistogram(o)
-	p.reg.MustRegister(h)
-	return h
-}
-func (p promauto) histogramVec(o prometheus.HistogramOpts, labels ...string) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(o, labels)
-	p.reg.MustRegister(h)
-	return h
-}
-func (p promauto) counter(o prometheus.CounterOpts) prometheus.Counter {
-	c := prometheus.NewCounter(o)
-	p.reg.MustRegister(c)
-	return c
-}
-func (p promauto) counterVec(o prometheus.CounterOpts, labels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(o, labels)
-	p.reg.MustRegister(c)
-	return c
-}
-func (p promauto) gaugeVec(o prometheus.GaugeOpts, labels ...string) *prometheus.GaugeVec {
-	g := prometheus.NewGaugeVec(o, labels)
-	p.reg.MustRegister(g)
-	return g
 }
