@@ -55,9 +55,12 @@ type queryInfo struct {
 	terms      []queryTerm
 	n001, n002 int
 	nAns       int
-	found      []bool // per term: found in some chunk
-	seen       []int  // per term: index+1 of the last chunk it was found in
-	table      []int32
+	// bloom has bit hash>>58 set for every term: most chunk tokens are no
+	// query term, and one test turns them away before the table probe.
+	bloom uint64
+	found []bool // per term: found in some chunk
+	seen  []int  // per term: index+1 of the last chunk it was found in
+	table []int32
 }
 
 func (q *queryInfo) lookup(h uint64) int {
@@ -82,6 +85,7 @@ func (e *Engine) analyseQuery(query string) {
 	e.toks, _ = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
 	q.terms = q.terms[:0]
 	q.n001, q.n002, q.nAns = 0, 0, 0
+	q.bloom = 0
 	size := 8
 	for size < len(e.toks)*2 {
 		size <<= 1
@@ -123,6 +127,7 @@ func (e *Engine) analyseQuery(query string) {
 			q.n002++
 		}
 		q.terms = append(q.terms, qt)
+		q.bloom |= 1 << (t.hash >> 58)
 		mask := uint64(len(q.table) - 1)
 		for j := t.hash & mask; ; j = (j + 1) & mask {
 			if q.table[j] == 0 {
@@ -203,6 +208,9 @@ func (e *Engine) prepare(chunks []Chunk) {
 		found002 := 0
 		stamp := i + 1
 		for _, t := range e.toks {
+			if q.bloom&(1<<(t.hash>>58)) == 0 {
+				continue
+			}
 			j := q.lookup(t.hash)
 			if j < 0 || q.seen[j] == stamp {
 				continue

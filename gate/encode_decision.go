@@ -9,6 +9,11 @@ import "github.com/ctxgate/ctxgate/gate/jsonx"
 // keys and a host can read it without presence checks. The bytes depend only
 // on d, never on the build or the host.
 func AppendDecision(dst []byte, d *Decision) []byte {
+	// Grow once to about the final size: the prompt dominates a large
+	// decision, and growing by doubling from nil copied it several times.
+	if need := decisionSizeHint(d); cap(dst)-len(dst) < need {
+		dst = append(make([]byte, 0, len(dst)+need), dst...)
+	}
 	dst = append(dst, `{"action":`...)
 	dst = jsonx.AppendString(dst, string(d.Action))
 	dst = append(dst, `,"level":`...)
@@ -180,4 +185,26 @@ func appendBool(dst []byte, b bool) []byte {
 		return append(dst, "true"...)
 	}
 	return append(dst, "false"...)
+}
+
+// decisionSizeHint is a little over a decision's usual JSON size: its text
+// fields (escaping rarely adds much), about 200 bytes a chunk outcome and 40
+// a signal, and room for the fixed keys. It only sizes the first allocation.
+func decisionSizeHint(d *Decision) int {
+	n := 1024 + len(d.Interpretation) + len(d.Caveat) + 200*len(d.Chunks) + 40*len(d.Signals)
+	if p := d.Prompt; p != nil {
+		n += len(p.Instructions) + len(p.Sources) + len(p.Minimal) + len(p.Sources)/32
+	}
+	if r := d.Refusal; r != nil {
+		n += len(r.Message)
+	}
+	for _, l := range [...][]string{d.MissingAspects, d.ConfidenceFactors, d.Recommendations} {
+		for _, x := range l {
+			n += len(x) + 4
+		}
+	}
+	if g := d.GapEvent; g != nil {
+		n += 256 + len(g.Query) + 24*len(g.QueryEmbedding) + 40*len(g.Signals) + 80*len(g.TopChunks)
+	}
+	return n
 }
