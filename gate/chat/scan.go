@@ -227,6 +227,17 @@ func eachMember(b []byte, i, depth int, fn func(key []byte, member, value span))
 	}
 }
 
+// EachMember calls fn with each member of the JSON object b: its raw name
+// (between the quotes, escapes not decoded) and its raw value. It is the
+// scanner Parse uses, for hosts that read a few top-level members of a body
+// already known to be valid JSON (a request the gate accepted, a decision the
+// gate wrote) without parsing the rest. It reports false when b is not an
+// object it can walk; then what fn saw should not be trusted.
+func EachMember(b []byte, fn func(name, value []byte)) bool {
+	_, err := eachMember(b, skipSpace(b, 0), 0, func(k []byte, _, v span) { fn(k, b[v.Start:v.End]) })
+	return err == nil
+}
+
 // eachElement walks the array starting at b[i] == '[' and calls fn with each
 // element's span. fn may be nil.
 func eachElement(b []byte, i, depth int, fn func(value span)) (int, *scanError) {

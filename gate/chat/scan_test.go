@@ -85,3 +85,33 @@ func FuzzChat(f *testing.F) {
 		}
 	})
 }
+
+// EachMember is the exported top-level walk hosts use (host/server): raw
+// names and raw values in order, false for anything that is not an object.
+func TestEachMember(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string // name=value pairs
+		ok   bool
+	}{
+		{`{}`, nil, true},
+		{` { "a" : [1, {"b":"]"}] , "q\u0065":"x\"}" } `, []string{`a=[1, {"b":"]"}]`, `q\u0065="x\"}"`}, true},
+		{`{"n":-1.5e3,"t":true,"z":null}`, []string{`n=-1.5e3`, `t=true`, `z=null`}, true},
+		{`[1]`, nil, false},
+		{``, nil, false},
+		{`{"a":1`, []string{`a=1`}, false},
+		{`{"a" 1}`, nil, false},
+	} {
+		var got []string
+		ok := EachMember([]byte(c.in), func(name, value []byte) { got = append(got, string(name)+"="+string(value)) })
+		if ok != c.ok || len(got) != len(c.want) {
+			t.Errorf("%q: ok %v members %q, want ok %v members %q", c.in, ok, got, c.ok, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%q: member %d %q, want %q", c.in, i, got[i], c.want[i])
+			}
+		}
+	}
+}

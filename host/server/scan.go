@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+
 	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
@@ -50,112 +52,16 @@ func requestQuerySlow(body []byte) (string, []byte) {
 	return v.Get("query").Str(), emb
 }
 
-// eachTopMember calls fn with each top-level member's raw key (without
-// quotes) and raw value. It returns false when the input is not an object
-// it can walk (then nothing should be trusted).
+// eachTopMember calls fn with each top-level member's raw key and raw value,
+// walked by gate/chat's scanner. It returns false when the input is not an
+// object it can walk, or has a key with escapes (the walk does not decode
+// them): then nothing should be trusted and callers use the parser.
 func eachTopMember(b []byte, fn func(key, val []byte)) bool {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return true
-	}
-	for i < len(b) {
-		if b[i] != '"' {
-			return false
+	escaped := false
+	ok := chat.EachMember(b, func(key, val []byte) {
+		if escaped = escaped || bytes.IndexByte(key, '\\') >= 0; !escaped {
+			fn(key, val)
 		}
-		end := skipString(b, i)
-		if end < 0 {
-			return false
-		}
-		key := b[i+1 : end-1]
-		for _, c := range key {
-			if c == '\\' {
-				return false
-			}
-		}
-		i = skipWS(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipWS(b, i+1)
-		vend := skipValue(b, i)
-		if vend < 0 {
-			return false
-		}
-		fn(key, b[i:vend])
-		i = skipWS(b, vend)
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == '}' {
-			return true
-		}
-		if b[i] != ',' {
-			return false
-		}
-		i = skipWS(b, i+1)
-	}
-	return false
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				k := skipString(b, j)
-				if k < 0 {
-					return -1
-				}
-				j = k - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\n' && b[j] != '\r' && b[j] != '\t' {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
+	})
+	return ok && !escaped
 }
