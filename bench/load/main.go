@@ -113,12 +113,7 @@ func run(url string, clients int, duration, warmup time.Duration, k int, policy,
 			res.Server = "in-process, native"
 		}
 	}
-	if asJSON {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(b))
-		return nil
-	}
-	res.print(os.Stdout)
+	res.write(os.Stdout, asJSON)
 	return nil
 }
 
@@ -138,6 +133,16 @@ type result struct {
 	LatencyMS  map[string]any `json:"latency_ms"`
 	Actions    map[string]int `json:"actions"`
 	FirstError string         `json:"first_error,omitempty"`
+}
+
+// write reports r as JSON (for make bench) or as text.
+func (r *result) write(w io.Writer, asJSON bool) {
+	if asJSON {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(w, string(b))
+		return
+	}
+	r.print(w)
 }
 
 func (r *result) print(w io.Writer) {
@@ -394,11 +399,6 @@ func runDirect(reqs [][]byte, source string, clients int, duration, warmup time.
 	}
 	res := driveWith(call, reqs, clients, duration)
 	res.Source, res.Clients, res.Target, res.Server, res.GOMAXPROCS = source, clients, "host.Evaluator", name, runtime.GOMAXPROCS(0)
-	if asJSON {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(b))
-		return nil
-	}
-	res.print(os.Stdout)
+	res.write(os.Stdout, asJSON)
 	return nil
 }
