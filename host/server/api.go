@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
@@ -241,12 +243,12 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 
 func feedbackDecodeError(err error) *apiError {
 	var te *json.UnmarshalTypeError
-	if ok := asType(err, &te); ok {
+	if errors.As(err, &te) {
 		return newAPIError(422, "bad_field", te.Field, "must be a "+te.Type.String())
 	}
 	msg := err.Error()
-	if f, ok := cutPrefix(msg, "json: unknown field "); ok {
-		return newAPIError(422, "bad_field", trimQuotes(f), "unknown field")
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return newAPIError(422, "bad_field", strings.Trim(f, `"`), "unknown field")
 	}
 	return newAPIError(400, "bad_json", "", "feedback is not a JSON object: "+msg)
 }

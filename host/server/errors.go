@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -97,6 +98,12 @@ func fromCallError(err error) *apiError {
 		return newAPIError(500, gate.CodeInternal, "", "the gate module trapped; the instance was replaced")
 	}
 	return newAPIError(500, gate.CodeInternal, "", err.Error())
+}
+
+// newDeadline is the error of a gate call whose deadline passed before it
+// started: no instance is touched, so none is poisoned.
+func newDeadline(ctx context.Context) error {
+	return errors.Join(host.ErrTimeout, ctx.Err())
 }
 
 // fromGateError converts a core *gate.Error (the gateway's own body parsing
