@@ -49,7 +49,12 @@
 // and cheap; a []float64 or []byte is pointer-free and never scanned. The
 // cost moves to the readers: Str returns a view, and whoever keeps strings
 // long or keeps many should copy them (gate's request decoder copies the
-// few it keeps: query, ids, titles, texts).
+// few it keeps: query, ids, titles, texts). A number keeps only its text
+// and Float converts it when asked: that keeps a Value at 16 bytes on
+// wasm32, so the 1 Mi values a 4 MiB request may hold fit the TinyGo heap
+// (a 24-byte Value ran it out of memory), and numbers nobody reads (chunk
+// metadata) cost no conversion. The parser still converts the numbers that
+// could overflow, to reject them.
 //
 // Why a reusable Parser? A Wasm guest decides one request after another.
 // Reusing the input copy, the arena and the scratch keeps a warm call from

@@ -483,7 +483,12 @@ func (p *parser) literal(word string) *Error {
 	return p.fail("expected a value (invalid literal), found " + p.found())
 }
 
-// number reads a number into v.
+// number reads a number into v: its text only. The float64 is computed
+// when a caller asks (Value.Float), so the many numbers nobody reads (chunk
+// metadata) cost no conversion, and a Value has no room to spend on one.
+// Overflow is still an error here: it is checked by converting the few
+// numbers that could overflow, those with an exponent or over 308 integer
+// digits (anything else is below 1e308).
 func (p *parser) number(v *Value) *Error {
 	start := p.pos
 	s := p.src
@@ -493,6 +498,7 @@ func (p *parser) number(v *Value) *Error {
 	if p.pos >= len(s) || s[p.pos] < '0' || s[p.pos] > '9' {
 		return p.fail("expected a digit in number, found " + p.found())
 	}
+	intStart := p.pos
 	if s[p.pos] == '0' {
 		p.pos++
 		if p.pos < len(s) && s[p.pos] >= '0' && s[p.pos] <= '9' {
@@ -501,6 +507,7 @@ func (p *parser) number(v *Value) *Error {
 	} else {
 		p.digits()
 	}
+	mayOverflow := p.pos-intStart > 308
 	if p.pos < len(s) && s[p.pos] == '.' {
 		p.pos++
 		if p.pos >= len(s) || s[p.pos] < '0' || s[p.pos] > '9' {
@@ -517,19 +524,27 @@ func (p *parser) number(v *Value) *Error {
 			return p.fail("expected a digit in exponent, found " + p.found())
 		}
 		p.digits()
+		mayOverflow = true
 	}
-	raw := view(s[start:p.pos])
-	f, err := strconv.ParseFloat(raw, 64)
-	if err != nil {
-		// The grammar was checked above, so the only failure left is range.
-		// Underflow returns a (sub)normal or zero with an error in some Go
-		// versions: keep the value. Overflow returns ±Inf: reject.
-		if f > 1.7976931348623157e308 || f < -1.7976931348623157e308 || f != f {
+	if mayOverflow {
+		if raw := view(s[start:p.pos]); !isFinite(parseFloat(raw)) {
 			return &Error{Offset: start, Msg: "number " + clip(raw) + " overflows float64"}
 		}
 	}
-	v.kind, v.num, v.off, v.n = Number, f, int32(start), int32(p.pos-start)
+	v.kind, v.off, v.n = Number, int32(start), int32(p.pos-start)
 	return nil
+}
+
+// parseFloat converts number text the grammar has accepted. The only error
+// left is range: underflow gives the nearest (sub)normal or zero, which is
+// kept; overflow gives ±Inf, which the parser rejects.
+func parseFloat(raw string) float64 {
+	f, _ := strconv.ParseFloat(raw, 64)
+	return f
+}
+
+func isFinite(f float64) bool {
+	return f <= 1.7976931348623157e308 && f >= -1.7976931348623157e308 // false for ±Inf and NaN
 }
 
 func clip(s string) string {

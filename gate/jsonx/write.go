@@ -174,7 +174,7 @@ func appendValue(dst []byte, v *Value, canonical bool) []byte {
 		if raw := v.text(); raw != "" {
 			return append(dst, raw...)
 		}
-		return AppendFloat(dst, v.num)
+		return append(dst, '0') // only a Value whose Parser has parsed again
 	case String:
 		return AppendString(dst, v.text())
 	case Array:
