@@ -115,6 +115,13 @@ var tokenCases = []string{
 	"caféBar naïve Ünïcödé", "abc東京def", "東a京", "東", "a東", "東 京", "x\u0301y",
 	"\xff\xfeabc\xc3", "abc\xe2\x82", "\xe2\x82abc", "don't stop--me now", "tab\there\nnew\r\nline",
 	"ΣΊΣΥΦΟΣ москва 한국어 text हिन्दी", "GPT4 vs gpt4", "日本語のテキストとEnglish mixed",
+	// Longer runs: words that end on the last byte, non-ASCII or CJK right
+	// after an ASCII run, every ASCII byte class, invalid UTF-8 mid-word.
+	"The Quick brown FOX jumps over the lazy dog, 1234567890 times!",
+	"ASCIIwordcafé naïveté résumé-résumé Straßenbahnhaltestelle",
+	"longasciiword東京の会社 and then English again, 漢 alone",
+	"\x00\x01\x10\x19\x1f 0123456789:;<=>?@ABCXYZ[\\]^_`abcxyz{|}~\x7f end",
+	"words\xffwith\xc3invalid\xe2\x82bytes between them and at the end\xe2",
 }
 
 // The fast tokenizer gives exactly the reference's tokens, folded text and
