@@ -114,6 +114,12 @@ func (e *Engine) analyseQuery(query string) {
 			in001: !stopSet001.has(t.hash),
 			in002: (t.runes >= minRunes || t.cjk) && !stopSet002.has(t.hash)}
 		qt.inAns = (t.runes >= ansMinRunes || t.cjk) && !stopSet001.has(t.hash) && !stopSet002.has(t.hash)
+		if !qt.in001 && !qt.in002 && !qt.inAns {
+			// A stop word of every list counts for no signal. Left out of
+			// the table, the chunks' many "the", "of" and "is" fail the
+			// bloom test instead of probing the table.
+			continue
+		}
 		if qt.in002 {
 			qt.name = string(word)
 		}
