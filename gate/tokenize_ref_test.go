@@ -4,7 +4,9 @@ import "unicode/utf8"
 
 // tokenizeRef is the tokenizer as it was before the table-driven fast path
 // (commit 12fd37d), kept as the reference the fast one must match token for
-// token (TestTokenizeMatchesRef, FuzzTokenize).
+// token (TestTokenizeMatchesRef, FuzzTokenize). It hashes with FNV-1a, the
+// hash of that time: the comparison is of token texts, and of each fast
+// token's hash with hashString of its text.
 func tokenizeRef(s string, dst []token, text *[]byte, ends *[]int) []token {
 	h := uint64(fnvOffset)
 	n := 0 // runes in the current word
@@ -46,7 +48,7 @@ func tokenizeRef(s string, dst []token, text *[]byte, ends *[]int) []token {
 				h, n = fnvOffset, 0
 			}
 			if prevCJK >= 0 {
-				dst = emitTokenRef(dst, token{hash: hashRune(hashRune(fnvOffset, prevCJK), r), runes: 2, cjk: true}, text, ends)
+				dst = emitTokenRef(dst, token{hash: hashRuneRef(hashRuneRef(fnvOffset, prevCJK), r), runes: 2, cjk: true}, text, ends)
 				if text != nil {
 					*text = utf8.AppendRune(utf8.AppendRune(*text, prevCJK), r)
 					(*ends)[len(*ends)-1] = len(*text)
@@ -62,7 +64,7 @@ func tokenizeRef(s string, dst []token, text *[]byte, ends *[]int) []token {
 		}
 		if isWordRune(r) {
 			f := foldRune(r)
-			h = hashRune(h, f)
+			h = hashRuneRef(h, f)
 			n++
 			if text != nil {
 				*text = utf8.AppendRune(*text, f)
@@ -99,10 +101,25 @@ func flushCJKRef(dst []token, prev rune, run int, text *[]byte, ends *[]int) []t
 	if run != 1 {
 		return dst
 	}
-	dst = emitTokenRef(dst, token{hash: hashRune(fnvOffset, prev), runes: 1, cjk: true}, text, ends)
+	dst = emitTokenRef(dst, token{hash: hashRuneRef(fnvOffset, prev), runes: 1, cjk: true}, text, ends)
 	if text != nil {
 		*text = utf8.AppendRune(*text, prev)
 		(*ends)[len(*ends)-1] = len(*text)
 	}
 	return dst
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func hashRuneRef(h uint64, r rune) uint64 {
+	var b [utf8.UTFMax]byte
+	n := utf8.EncodeRune(b[:], r)
+	for i := 0; i < n; i++ {
+		h ^= uint64(b[i])
+		h *= fnvPrime
+	}
+	return h
 }

@@ -115,20 +115,26 @@ var tokenCases = []string{
 	"caféBar naïve Ünïcödé", "abc東京def", "東a京", "東", "a東", "東 京", "x\u0301y",
 	"\xff\xfeabc\xc3", "abc\xe2\x82", "\xe2\x82abc", "don't stop--me now", "tab\there\nnew\r\nline",
 	"ΣΊΣΥΦΟΣ москва 한국어 text हिन्दी", "GPT4 vs gpt4", "日本語のテキストとEnglish mixed",
-	// Longer runs: words that end on the last byte, non-ASCII or CJK right
-	// after an ASCII run, every ASCII byte class, invalid UTF-8 mid-word.
+	// Longer than a block: words across block edges, ending on them, and
+	// non-ASCII or CJK inside or right after an ASCII run.
 	"The Quick brown FOX jumps over the lazy dog, 1234567890 times!",
+	"abcdefgh ijklmnop qrstuvwxyz0123456789abcdefghijklmnopq. stuvwxyz",
+	"eightchr        sixteencharacter@@@@@@@@@@@@@@@@x",
 	"ASCIIwordcafé naïveté résumé-résumé Straßenbahnhaltestelle",
 	"longasciiword東京の会社 and then English again, 漢 alone",
 	"\x00\x01\x10\x19\x1f 0123456789:;<=>?@ABCXYZ[\\]^_`abcxyz{|}~\x7f end",
 	"words\xffwith\xc3invalid\xe2\x82bytes between them and at the end\xe2",
 }
 
-// The fast tokenizer gives exactly the reference's tokens, folded text and
-// rune count (utf8.RuneCountInString's).
+// The tokenizer gives exactly the reference's tokens, folded text and rune
+// count (utf8.RuneCountInString's), and the same tokens on its block path
+// (no text wanted) as on its byte path.
 func TestTokenizeMatchesRef(t *testing.T) {
 	for _, s := range tokenCases {
-		checkTokenizeRef(t, s)
+		// Every alignment of the eight-byte blocks against the words.
+		for k := 0; k <= 8; k++ {
+			checkTokenizeRef(t, strings.Repeat(" ", k)+s)
+		}
 	}
 }
 
@@ -141,10 +147,15 @@ func checkTokenizeRef(t *testing.T, s string) {
 	if len(got) != len(want) || string(text) != string(textRef) || len(ends) != len(endsRef) {
 		t.Fatalf("%q: %d tokens %q, reference %d tokens %q", s, len(got), text, len(want), textRef)
 	}
+	start := 0
 	for i := range got {
-		if got[i] != want[i] || ends[i] != endsRef[i] {
+		if got[i].runes != want[i].runes || got[i].cjk != want[i].cjk || ends[i] != endsRef[i] {
 			t.Fatalf("%q: token %d %+v end %d, reference %+v end %d", s, i, got[i], ends[i], want[i], endsRef[i])
 		}
+		if h := hashString(string(text[start:ends[i]])); got[i].hash != h {
+			t.Fatalf("%q: token %d %q hashes to %x, hashString to %x", s, i, text[start:ends[i]], got[i].hash, h)
+		}
+		start = ends[i]
 	}
 	if want := utf8.RuneCountInString(s); runes != want {
 		t.Fatalf("%q: %d runes, want %d", s, runes, want)
@@ -165,4 +176,23 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkTokenizeRef(t, s) })
+}
+
+// Every length and alignment of the eight-byte blocks: different words hash
+// differently, equal words alike, whatever surrounds them.
+func TestHashBlocks(t *testing.T) {
+	seen := map[uint64]string{}
+	for n := 1; n <= 40; n++ {
+		for _, w := range []string{strings.Repeat("a", n), strings.Repeat("a", n-1) + "b", "b" + strings.Repeat("a", n-1)} {
+			h := hashString(w)
+			if o, ok := seen[h]; ok && o != w {
+				t.Fatalf("%q and %q hash alike", w, o)
+			}
+			seen[h] = w
+			toks, _ := tokenize("x "+strings.ToUpper(w)+", y", nil, nil, nil)
+			if len(toks) != 3 || toks[1].hash != h {
+				t.Fatalf("%q: tokens %+v, want its hash %x in the middle", w, toks, h)
+			}
+		}
+	}
 }
