@@ -400,7 +400,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	sortDesc(order, keys, e.tmp[:kept])
 	d.Chunks = make([]ChunkOutcome, 0, n)
 	for t, i := range order {
-		d.Chunks = append(d.Chunks, e.outcome(&w[i], "S"+strconv.Itoa(t+1)))
+		d.Chunks = append(d.Chunks, e.outcome(&w[i], tagName(t+1)))
 	}
 	for i := range w {
 		if !w[i].kept {
@@ -464,6 +464,23 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		d.GapEvent = e.gapEvent("low_confidence", req, d)
 	}
 	return d, nil
+}
+
+// tagNames holds "S1".."S128", so tagging the kept chunks allocates nothing
+// (a string per chunk per decision was most of decide's allocations, and
+// every allocation is garbage the TinyGo collector has to sweep).
+var tagNames = func() (t [128]string) {
+	for i := range t {
+		t[i] = "S" + strconv.Itoa(i+1)
+	}
+	return t
+}()
+
+func tagName(n int) string {
+	if n >= 1 && n <= len(tagNames) {
+		return tagNames[n-1]
+	}
+	return "S" + strconv.Itoa(n)
 }
 
 // orderKey is the first ordering in order_by whose inputs the request has:

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,13 @@ func TestConstrainedPrompt(t *testing.T) {
 	}
 	if strings.Count(p.Sources, "</sources>") != 1 || strings.Count(p.Sources, "[S1]") != 1 {
 		t.Fatal("a chunk closed the block or forged a tag")
+	}
+}
+
+func TestTagName(t *testing.T) {
+	for _, n := range []int{1, 9, 10, 127, 128, 129, 1000} {
+		if got, want := tagName(n), "S"+strconv.Itoa(n); got != want {
+			t.Errorf("tagName(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
