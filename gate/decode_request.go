@@ -263,11 +263,13 @@ func (d *requestDecoder) chunk(c *Chunk, v *jsonx.Value, at path, i int) *Error 
 		return err
 	}
 	if !ok {
-		id = "c" + strconv.Itoa(i+1)
+		id = "c" + strconv.Itoa(i+1) // a fresh string already
 	} else if id == "" {
 		return o.fail("id", "must not be empty (omit it to number chunks by position)")
+	} else {
+		id = strings.Clone(id)
 	}
-	c.ID = strings.Clone(id)
+	c.ID = id
 	if c.DocID, _, err = o.str("doc_id", false); err != nil {
 		return err
 	}
