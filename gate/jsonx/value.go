@@ -51,9 +51,10 @@ type document struct {
 // n) into the document's node arena, where its children sit next to each
 // other (an object's as alternating key, value). A Value is 16 bytes on
 // wasm32, 24 on 64-bit: the 1 Mi values a 4 MiB request may hold must fit
-// next to the request in the TinyGo module's heap, which doubles its linear
-// memory and so stops at about 34 MiB under the host's 64 MiB cap. That is
-// why a number keeps no float64 (Float converts its text).
+// next to the request in the TinyGo module's heap, which grows only by
+// doubling its linear memory and so stops at 48 MiB under the host's 64 MiB
+// cap (with 24-byte values it ran out of memory). That is why a number
+// keeps no float64 (Float converts its text).
 type Value struct {
 	d    *document
 	off  int32 // String, Number: byte offset in d.src; Array, Object: first child in d.nodes
