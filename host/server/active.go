@@ -92,10 +92,8 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 	var ev host.Evaluator
 	a := &active{document: l.policy, source: l.source, loadedAt: time.Now().UTC(), done: make(chan struct{})}
 	if s.opts.Native {
-		if l.trust != nil {
-			return nil, errors.New("signed policies need the Wasm module (the native mode has no bundle verifier)")
-		}
-		n, err := host.NewNative(l.policy)
+		// The same bundle rules the module applies in its sandbox.
+		n, err := host.NewNativeTrusted(l.policy, l.trust)
 		if err != nil {
 			return nil, err
 		}
@@ -105,6 +103,7 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 			Module: s.opts.Module, Wasm: s.opts.Wasm,
 			Policy: l.policy, TrustKeys: l.trust,
 			PoolSize: s.opts.PoolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
+			NoInterrupt:   s.opts.NoInterrupt,
 			MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),
 			// The server bounds each call with the request's gate deadline;
 			// the host's own timeout would also bound prewarming.

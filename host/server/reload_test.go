@@ -146,7 +146,18 @@ func TestReloadUnderLoad(t *testing.T) {
 
 // TestReloadSigned: with trust keys, only a bundle they sign loads; an
 // unsigned or tampered policy is refused on reload and the signed one stays.
+// The same in the module, in the module without termination checks, and
+// natively (the same bundle rules, host.NewNativeTrusted).
 func TestReloadSigned(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		opts Options
+	}{{"wasm", Options{}}, {"wasm-no-interrupt", Options{NoInterrupt: true}}, {"native", Options{Native: true}}} {
+		t.Run(mode.name, func(t *testing.T) { testReloadSigned(t, mode.opts) })
+	}
+}
+
+func testReloadSigned(t *testing.T, opts Options) {
 	dir := t.TempDir()
 	var keys []*signing.PrivateKey
 	var pubs []bundle.PublicKey
@@ -168,7 +179,8 @@ func TestReloadSigned(t *testing.T) {
 	}
 	path := filepath.Join(dir, "policy.bundle.json")
 	os.WriteFile(path, sign(editedPolicy(t, "default", "signed-1")), 0o644)
-	s := start(t, Options{Policy: PolicySource{Path: path, TrustFiles: []string{trust}}})
+	opts.Policy = PolicySource{Path: path, TrustFiles: []string{trust}}
+	s := start(t, opts)
 	if r := post(t, s.url+"/v1/gate", request(t, "default", "inject")); r.status != 200 || r.header.Get(HeaderPolicy) != "default@signed-1" {
 		t.Fatalf("signed policy: %d %q %s", r.status, r.header.Get(HeaderPolicy), r.body)
 	}

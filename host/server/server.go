@@ -30,12 +30,16 @@ type Options struct {
 	// (SIGHUP or a file change) loads a good policy.
 	RequirePolicy bool
 
-	Module   host.Module
-	Wasm     []byte // a custom module instead of Module
-	Native   bool   // run the core natively, without Wasm (for comparison only)
-	PoolSize int    // Wasm instances; default GOMAXPROCS
-	MaxPages uint32
-	CacheDir string
+	Module host.Module
+	Wasm   []byte // a custom module instead of Module
+	Native bool   // run the core natively, without Wasm (for comparison only)
+	// NoInterrupt runs the module without wazero's termination checks
+	// (host.Options.NoInterrupt): 3-6x faster decisions, but a deadline is
+	// then checked around a call instead of stopping it (docs/performance.md).
+	NoInterrupt bool
+	PoolSize    int // Wasm instances; default GOMAXPROCS
+	MaxPages    uint32
+	CacheDir    string
 
 	// Upstream is the OpenAI-compatible base URL gateway mode forwards to
 	// (the request path is appended). Empty: /v1/chat/completions is 404.
