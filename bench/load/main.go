@@ -250,6 +250,9 @@ func driveWith(call func([]byte) (string, error), reqs [][]byte, clients int, d 
 }
 
 // startServer runs ctxgate serve in this process on 127.0.0.1:0.
+// noInterrupt is read by startServer only (the in-process server's setting).
+var noInterrupt = flag.Bool("no-interrupt", false, "in-process server: run the module without wazero's termination checks (serve --no-interrupt)")
+
 func startServer(policy, module, wasm string, native bool, pool int) (*server.Server, string, error) {
 	m, err := host.ParseModule(module)
 	if err != nil {
@@ -263,7 +266,7 @@ func startServer(policy, module, wasm string, native bool, pool int) (*server.Se
 	}
 	srv, err := server.New(context.Background(), server.Options{
 		Policy: server.PolicySource{Path: policy}, RequirePolicy: true,
-		Module: m, Wasm: code, Native: native, PoolSize: pool, ReloadPoll: -1,
+		Module: m, Wasm: code, Native: native, NoInterrupt: *noInterrupt, PoolSize: pool, ReloadPoll: -1,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
