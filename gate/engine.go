@@ -90,7 +90,14 @@ func (e *Engine) Evaluate(requestJSON []byte) ([]byte, error) {
 }
 
 // Decide is Evaluate without the JSON: for Go hosts that build requests in code.
+// The policy's input limits apply here too (DecodeRequest enforces them for
+// JSON requests), so a Go host cannot hand the engine more than a JSON one.
 func (e *Engine) Decide(req *Request) (*Decision, error) {
+	if req != nil {
+		if err := checkLimits(req, &e.policy.Limits); err != nil {
+			return nil, err
+		}
+	}
 	return e.decide(req)
 }
 

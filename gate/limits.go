@@ -1,5 +1,7 @@
 package gate
 
+import "strconv"
+
 // DefaultLimits are the input bounds used when a policy sets none. They are
 // generous for real RAG traffic (a request is usually 5-50 chunks of a few
 // KiB) and small enough that one hostile request cannot exhaust a Wasm
@@ -41,4 +43,47 @@ func (l *Limits) resolved() Limits {
 	pick(&r.MaxEmbeddingDims, d.MaxEmbeddingDims)
 	pick(&r.MaxDepth, d.MaxDepth)
 	return r
+}
+
+// checkLimits applies the limits to a request built in Go, with the same
+// errors DecodeRequest gives for the same excess in JSON.
+func checkLimits(req *Request, lim *Limits) *Error {
+	l := lim.resolved()
+	if len(req.Query) > l.MaxQueryBytes {
+		return limitError("query", "is "+strconv.Itoa(len(req.Query))+" bytes", l.MaxQueryBytes, "max_query_bytes")
+	}
+	if len(req.QueryEmbedding) > l.MaxEmbeddingDims {
+		return limitError("query_embedding", "has "+strconv.Itoa(len(req.QueryEmbedding))+" dimensions", l.MaxEmbeddingDims, "max_embedding_dims")
+	}
+	if len(req.ResultsPerQuery) > l.MaxQueries {
+		return limitError("results_per_query", "has "+strconv.Itoa(len(req.ResultsPerQuery))+" result lists", l.MaxQueries, "max_queries")
+	}
+	total := 0
+	check := func(list []Chunk, at string) *Error {
+		if len(list) > l.MaxChunks {
+			return limitError(at, "has "+strconv.Itoa(len(list))+" chunks", l.MaxChunks, "max_chunks")
+		}
+		for i := range list {
+			c := &list[i]
+			if len(c.Text) > l.MaxChunkBytes {
+				return limitError(idx(at, i, ".text"), "is "+strconv.Itoa(len(c.Text))+" bytes", l.MaxChunkBytes, "max_chunk_bytes")
+			}
+			if total += len(c.Text); total > l.MaxTotalBytes {
+				return limitError(idx(at, i, ".text"), "brings the request's chunk text to "+strconv.Itoa(total)+" bytes", l.MaxTotalBytes, "max_total_bytes")
+			}
+			if len(c.Embedding) > l.MaxEmbeddingDims {
+				return limitError(idx(at, i, ".embedding"), "has "+strconv.Itoa(len(c.Embedding))+" dimensions", l.MaxEmbeddingDims, "max_embedding_dims")
+			}
+		}
+		return nil
+	}
+	if err := check(req.Chunks, "chunks"); err != nil {
+		return err
+	}
+	for q, list := range req.ResultsPerQuery {
+		if err := check(list, idx("results_per_query", q, "")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
