@@ -24,20 +24,20 @@ type Engine struct {
 	parser jsonx.Parser
 
 	// Scratch reused between decisions (never shared with a Decision).
-	work          []chunkWork
-	toks          []token
-	qtext         []byte
-	qends         []int
-	q             queryInfo
-	signals       []Signal
-	order, tmp    []int
-	keys          []float64
-	f1, f2        []float64
-	buf           []byte
-	lowConf       bool
-	missing       []string // these three are handed to the Decision: never reused
-	factors       []string
-	recs          []string
+	work       []chunkWork
+	toks       []token
+	qtext      []byte
+	qends      []int
+	q          queryInfo
+	signals    []Signal
+	order, tmp []int
+	keys       []float64
+	f1, f2     []float64
+	buf        []byte
+	lowConf    bool
+	missing    []string // these three are handed to the Decision: never reused
+	factors    []string
+	recs       []string
 }
 
 // Policy returns the engine's validated policy. Callers must not modify it.

@@ -27,16 +27,16 @@ func retrievalScore(s *Scores, logits bool) (float64, bool) {
 // retrievalMetrics are seed 004's seven metrics (plus reranker impact,
 // reported but not weighted).
 type retrievalMetrics struct {
-	top, gap, spread  float64
-	consensus         int
-	n                 int
-	agreement         float64
-	agreementPairs    int
-	rerankerImpact    float64
-	diversity         float64
-	graphSupport      bool
-	graphGiven        bool
-	overall           float64
+	top, gap, spread float64
+	consensus        int
+	n                int
+	agreement        float64
+	agreementPairs   int
+	rerankerImpact   float64
+	diversity        float64
+	graphSupport     bool
+	graphGiven       bool
+	overall          float64
 }
 
 // retrievalOverall is seed 004's weighted formula with every term clamped to

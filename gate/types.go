@@ -24,18 +24,18 @@ type Request struct {
 
 // Chunk is one retrieved passage.
 type Chunk struct {
-	ID        string
-	DocID     string
-	Title     string
-	Text      string
-	Scores    Scores
-	UpdatedAt string // RFC 3339; optional
+	ID         string
+	DocID      string
+	Title      string
+	Text       string
+	Scores     Scores
+	UpdatedAt  string // RFC 3339; optional
 	UpdatedSec int64
 	HasUpdated bool
-	Trust     float64 // source trust in [0,1]; HasTrust tells whether it was set
-	HasTrust  bool
-	Untrusted bool      // fenced in the prompt with a warning (seed 003)
-	Embedding []float64 // optional; must match len(QueryEmbedding)
+	Trust      float64 // source trust in [0,1]; HasTrust tells whether it was set
+	HasTrust   bool
+	Untrusted  bool      // fenced in the prompt with a warning (seed 003)
+	Embedding  []float64 // optional; must match len(QueryEmbedding)
 	// Temperature is seed 002's memory "temperature" (defaults to the
 	// policy's value when absent).
 	Temperature    float64
@@ -46,7 +46,7 @@ type Chunk struct {
 // presence: a present 0.0 is a real score and must never fall through to the
 // next field (seed 004's original truthiness-chain accident).
 type Scores struct {
-	Vector, BM25, Rerank, RRF, Boosted, Graph             float64
+	Vector, BM25, Rerank, RRF, Boosted, Graph                   float64
 	HasVector, HasBM25, HasRerank, HasRRF, HasBoosted, HasGraph bool
 }
 
@@ -71,30 +71,30 @@ const (
 
 // Query types as seed 000 names them.
 const (
-	QueryTypeVectorSearch    = "vector_search"
-	QueryTypeGatedFallback   = "confidence_gated_fallback"
-	QueryTypeVectorFallback  = "vector_fallback"
+	QueryTypeVectorSearch   = "vector_search"
+	QueryTypeGatedFallback  = "confidence_gated_fallback"
+	QueryTypeVectorFallback = "vector_fallback"
 )
 
 // Decision is the gate's answer. JSON field names in comments.
 type Decision struct {
-	Action            Action       // action
-	Level             Level        // level
-	Confidence        float64      // confidence, in [0,1]
-	Band              string       // band: the band label, e.g. "HIGH"
-	Interpretation    string       // interpretation
-	FlagForReview     bool         // flag_for_review
-	QueryType         string       // query_type
-	Signals           []Signal     // signals: {name: value}, in a fixed order
+	Action            Action         // action
+	Level             Level          // level
+	Confidence        float64        // confidence, in [0,1]
+	Band              string         // band: the band label, e.g. "HIGH"
+	Interpretation    string         // interpretation
+	FlagForReview     bool           // flag_for_review
+	QueryType         string         // query_type
+	Signals           []Signal       // signals: {name: value}, in a fixed order
 	Chunks            []ChunkOutcome // chunks
-	Prompt            *Prompt      // prompt; nil for fallback without minimal prompt and for refuse
-	Caveat            string       // caveat; "" when none
-	Refusal           *Refusal     // refusal; nil unless action is refuse
-	MissingAspects    []string     // missing_aspects
-	ConfidenceFactors []string     // confidence_factors
-	Recommendations   []string     // recommendations
-	GapEvent          *GapEvent    // gap_event; nil when the decision is not a gap
-	Policy            PolicyRef    // policy
+	Prompt            *Prompt        // prompt; nil for fallback without minimal prompt and for refuse
+	Caveat            string         // caveat; "" when none
+	Refusal           *Refusal       // refusal; nil unless action is refuse
+	MissingAspects    []string       // missing_aspects
+	ConfidenceFactors []string       // confidence_factors
+	Recommendations   []string       // recommendations
+	GapEvent          *GapEvent      // gap_event; nil when the decision is not a gap
+	Policy            PolicyRef      // policy
 }
 
 // Signal is one named number. Signals are reported only when their inputs
@@ -107,20 +107,20 @@ type Signal struct {
 // ChunkOutcome is the per-chunk verdict, in confidence order (S1 first) for
 // kept chunks, followed by dropped chunks in input order.
 type ChunkOutcome struct {
-	ID      string  // id
-	DocID   string  // doc_id
-	Tag     string  // tag: "S1".. for kept chunks, "" for dropped
-	Kept    bool    // kept
-	Reason  string  // reason: why kept or dropped, a stable token
-	Score   float64 // score: the per-chunk confidence used for ordering
-	Quality float64 // quality (seed 001)
+	ID         string  // id
+	DocID      string  // doc_id
+	Tag        string  // tag: "S1".. for kept chunks, "" for dropped
+	Kept       bool    // kept
+	Reason     string  // reason: why kept or dropped, a stable token
+	Score      float64 // score: the per-chunk confidence used for ordering
+	Quality    float64 // quality (seed 001)
 	HasQuality bool
-	Vector  float64 // vector, bm25, fused: seed 003 keeps these separate
-	HasVector bool
-	BM25    float64
-	HasBM25 bool
-	Fused   float64 // fused: the RRF score
-	HasFused bool
+	Vector     float64 // vector, bm25, fused: seed 003 keeps these separate
+	HasVector  bool
+	BM25       float64
+	HasBM25    bool
+	Fused      float64 // fused: the RRF score
+	HasFused   bool
 }
 
 // Prompt is the constrained prompt (seed 003) or the minimal fallback prompt
@@ -140,11 +140,11 @@ type Refusal struct {
 
 // GapEvent records a knowledge gap (seed 003): what the knowledge base lacks.
 type GapEvent struct {
-	Kind           string    // kind: refusal_hard | refusal_soft | low_confidence | thumbs_down
-	Query          string    // query
-	QueryEmbedding []float64 // query_embedding, when the request had one
-	Confidence     float64   // confidence
-	Signals        []Signal  // signals
+	Kind           string     // kind: refusal_hard | refusal_soft | low_confidence | thumbs_down
+	Query          string     // query
+	QueryEmbedding []float64  // query_embedding, when the request had one
+	Confidence     float64    // confidence
+	Signals        []Signal   // signals
 	TopChunks      []GapChunk // top_chunks: at most 5, in confidence order
 }
 
@@ -172,11 +172,11 @@ type Answer struct {
 
 // Validation is the result of checking an answer after generation.
 type Validation struct {
-	SoftRefusal       bool     // soft_refusal: the answer is the policy's refusal line
-	Cited             []string // cited: known tags cited, in first-cited order
-	Unknown           []string // unknown: cited tags the prompt never offered
-	UncitedSentences  []string // uncited_sentences: factual sentences with no tag
-	GapEvent          *GapEvent // gap_event: refusal_soft when soft_refusal
+	SoftRefusal      bool      // soft_refusal: the answer is the policy's refusal line
+	Cited            []string  // cited: known tags cited, in first-cited order
+	Unknown          []string  // unknown: cited tags the prompt never offered
+	UncitedSentences []string  // uncited_sentences: factual sentences with no tag
+	GapEvent         *GapEvent // gap_event: refusal_soft when soft_refusal
 }
 
 // Limits bound what one request may hold. They come from the policy
