@@ -149,13 +149,21 @@ func formsFenceTag(rest string) bool {
 }
 
 // formsSourceTag reports whether rest (what follows a '[') starts with
-// optional spaces, 'S' or 's', and a digit, or is empty (see formsFenceTag).
+// optional white space, 'S' or 's', optional white space and a digit, or
+// ends before the tag could be complete (see formsFenceTag): a title ending
+// in "[" or "[S" is followed by a line break and the chunk's text, which may
+// start with "S9]" or "9]". White space includes line breaks, because a
+// reader (or a model) may take "[S\n9]" for a tag too.
 func formsSourceTag(rest string) bool {
 	rest = skipSpace(rest)
 	if rest == "" {
-		return true // "[" ending a title, "S9]" starting the text
+		return true
 	}
-	return len(rest) >= 2 && (rest[0] == 'S' || rest[0] == 's') && rest[1] >= '0' && rest[1] <= '9'
+	if rest[0] != 'S' && rest[0] != 's' {
+		return false
+	}
+	rest = skipSpace(rest[1:])
+	return rest == "" || rest[0] >= '0' && rest[0] <= '9'
 }
 
 // fill substitutes {question} and {missing} (the first two missing aspects
