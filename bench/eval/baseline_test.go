@@ -8,19 +8,10 @@ import (
 // loadData loads both sets or skips the test when the data is absent.
 func loadData(t testing.TB) (*DL19, []ClapNQ) {
 	t.Helper()
-	root, err := FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := FindDataDir(root)
+	d, c, err := LoadSetsFrom(".")
 	if errors.Is(err, ErrNoData) {
 		t.Skip("skipping: ../shared/data is absent; the quality evaluation needs the labeled data")
 	}
-	d, err := LoadDL19(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := LoadClapNQ(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

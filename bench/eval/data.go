@@ -79,6 +79,33 @@ func FindDataDir(root string) (string, error) {
 	return dir, nil
 }
 
+// DataDirFrom is FindDataDir for the repository holding dir.
+func DataDirFrom(dir string) (string, error) {
+	root, err := FindRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	return FindDataDir(root)
+}
+
+// LoadSetsFrom loads both labeled sets for the repository holding dir; the
+// error is ErrNoData when the data is absent, so callers can skip.
+func LoadSetsFrom(dir string) (*DL19, []ClapNQ, error) {
+	data, err := DataDirFrom(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := LoadDL19(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := LoadClapNQ(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, c, nil
+}
+
 // FindRoot walks up from dir to the directory holding go.mod.
 func FindRoot(dir string) (string, error) {
 	d, err := filepath.Abs(dir)

@@ -12,19 +12,10 @@ import (
 
 func load(t testing.TB) (*eval.DL19, []eval.ClapNQ) {
 	t.Helper()
-	root, err := eval.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := eval.FindDataDir(root)
+	d, c, err := eval.LoadSetsFrom(".")
 	if errors.Is(err, eval.ErrNoData) {
 		t.Skip("skipping: ../shared/data is absent")
 	}
-	d, err := eval.LoadDL19(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := eval.LoadClapNQ(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

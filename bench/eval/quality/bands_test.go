@@ -55,19 +55,10 @@ func argmax(scores []float64, labels []bool, obj func(eval.PR) float64) float64 
 }
 
 func TestDefaultOperatingPoints(t *testing.T) {
-	root, err := eval.FindRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := eval.FindDataDir(root)
+	d, clap, err := eval.LoadSetsFrom(".")
 	if errors.Is(err, eval.ErrNoData) {
 		t.Skip("skipping: ../shared/data is absent")
 	}
-	d, err := eval.LoadDL19(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clap, err := eval.LoadClapNQ(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
