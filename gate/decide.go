@@ -209,33 +209,12 @@ func (e *Engine) prepare(chunks []Chunk) {
 			w.bm25Sat = w.bm25 / (w.bm25 + sat)
 		}
 		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores, logits)
-		e.toks, w.chars = tokenize(c.Text, e.toks[:0], nil, nil)
-		w.words = len(e.toks)
-		found002 := 0
-		stamp := i + 1
-		for _, t := range e.toks {
-			if q.bloom&(1<<(t.hash>>58)) == 0 {
-				continue
-			}
-			j := q.lookup(t.hash)
-			if j < 0 || q.seen[j] == stamp {
-				continue
-			}
-			q.seen[j] = stamp
-			q.found[j] = true
-			if q.terms[j].in001 {
-				w.kw001++
-			}
-			if q.terms[j].in002 {
-				found002++
-			}
-			if q.terms[j].inAns {
-				w.ansFound++
-			}
-		}
+		var hits termHits
+		w.words, w.chars = q.scanText(c.Text, i+1, &hits)
+		w.kw001, w.ansFound = hits.kw001, hits.ans
 		w.coverage = 1
 		if q.n002 > 0 {
-			w.coverage = float64(found002) / float64(q.n002)
+			w.coverage = float64(hits.found002) / float64(q.n002)
 		}
 	}
 }

@@ -418,3 +418,192 @@ func hashString(w string) uint64 {
 	}
 	return hashSum(h, acc, sh)
 }
+
+// termHits counts what one chunk text holds of the query (queryInfo.hit).
+type termHits struct {
+	kw001, found002, ans int
+}
+
+// scanText is tokenize for a chunk's text fused with the query-term lookups
+// prepare needs: it returns the text's token count and rune count and adds
+// the distinct query terms it holds to *hits (q.seen stamps them with
+// stamp), storing no token. Tokens are exactly tokenize's: the byte loop
+// below is tokenize's without the text, and the block path is
+// scanBlocks (TestScanTextMatchesRef, FuzzScanText).
+//
+// A chunk needs counts, not tokens: appending each token and reading the
+// slice back in a second loop cost a store per token natively and, under
+// TinyGo, a runtime call per append.
+func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars int) {
+	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
+	n := 0                                             // runes in the current word
+	var prevCJK rune = -1
+	cjkRun := 0
+	extra := 0 // bytes beyond the first of each multi-byte rune
+	for i := 0; i < len(s); {
+		if sh == 0 && cjkRun == 0 && i+8 <= len(s) {
+			i, h, n, words = q.scanBlocks(s, i, h, n, words, stamp, hits)
+			if i == len(s) {
+				break
+			}
+		}
+		c := wordByte[s[i]]
+		if c == 0 {
+			i++
+			if cjkRun > 0 {
+				words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+				cjkRun, prevCJK = 0, -1
+			}
+			if n > 0 {
+				q.test(hashSum(h, acc, sh), stamp, hits)
+				words++
+				h, acc, sh, n = hashSeed, 0, 0, 0
+			}
+			continue
+		}
+		if c < 0x80 {
+			if cjkRun > 0 {
+				words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+				cjkRun, prevCJK = 0, -1
+			}
+			start := i
+			for {
+				acc |= uint64(c) << sh
+				sh += 8
+				if sh == 64 {
+					h, acc, sh = hashBlock(h, acc), 0, 0
+				}
+				i++
+				if i == len(s) {
+					break
+				}
+				c = wordByte[s[i]]
+				if c == 0 || c == 0x80 {
+					break
+				}
+			}
+			n += i - start
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		extra += size - 1
+		if isCJK(r) {
+			if n > 0 {
+				q.test(hashSum(h, acc, sh), stamp, hits)
+				words++
+				h, acc, sh, n = hashSeed, 0, 0, 0
+			}
+			if prevCJK >= 0 {
+				q.test(hashRunes(prevCJK, r), stamp, hits)
+				words++
+			}
+			prevCJK = r
+			cjkRun++
+			continue
+		}
+		if cjkRun > 0 {
+			words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+			cjkRun, prevCJK = 0, -1
+		}
+		if isWordRune(r) {
+			h, acc, sh = hashRune(h, acc, sh, foldRune(r))
+			n++
+			continue
+		}
+		if n > 0 {
+			q.test(hashSum(h, acc, sh), stamp, hits)
+			words++
+			h, acc, sh, n = hashSeed, 0, 0, 0
+		}
+	}
+	if n > 0 {
+		q.test(hashSum(h, acc, sh), stamp, hits)
+		words++
+	}
+	if cjkRun > 0 {
+		words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+	}
+	return words, len(s) - extra
+}
+
+// flushCJK is tokenize's flushCJK for scanText: a lone CJK character is a
+// unigram token (returns 1).
+func (q *queryInfo) flushCJK(prev rune, run int, stamp int, hits *termHits) int {
+	if run != 1 {
+		return 0
+	}
+	q.test(hashRunes(-1, prev), stamp, hits)
+	return 1
+}
+
+// test looks up one token's hash among the query terms, bloom first.
+func (q *queryInfo) test(h uint64, stamp int, hits *termHits) {
+	if q.bloom&(1<<(h>>58)) != 0 {
+		q.hit(h, stamp, hits)
+	}
+}
+
+// hit records a token that passed the bloom test, once per term and chunk.
+func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
+	j := q.lookup(h)
+	if j < 0 || j >= len(q.seen) || q.seen[j] == stamp {
+		return
+	}
+	q.seen[j] = stamp
+	q.found[j] = true
+	t := &q.terms[j]
+	if t.in001 {
+		hits.kw001++
+	}
+	if t.in002 {
+		hits.found002++
+	}
+	if t.inAns {
+		hits.ans++
+	}
+}
+
+// scanBlocks is tokenizeBlocks for scanText: the same walk over eight ASCII
+// bytes at a time, counting each word and testing its hash against the
+// query's bloom instead of storing a token. n only says whether a word is
+// open (its rune count is no chunk's concern).
+func (q *queryInfo) scanBlocks(s string, i int, h uint64, n, words, stamp int, hits *termHits) (int, uint64, int, int) {
+	bloom := q.bloom
+	for i+8 <= len(s) {
+		x := load64(s, i)
+		if x&msb != 0 {
+			break
+		}
+		m, f := wordBlock(x)
+		if n == 0 {
+			if m == 0 {
+				i += 8
+				continue
+			}
+			if z := bits.TrailingZeros64(m) >> 3; z > 0 {
+				i += z // hashing starts at a word's first byte
+				continue
+			}
+		}
+		l := uint(bits.TrailingZeros64(^m&msb) >> 3) // word bytes from i
+		if l == 8 {
+			h = hashBlock(h, f)
+			n = 1
+			i += 8
+			continue
+		}
+		t := hashSum(h, f&(1<<(8*l)-1), 8*l)
+		words++
+		if bloom&(1<<(t>>58)) != 0 {
+			q.hit(t, stamp, hits)
+		}
+		h, n = hashSeed, 0
+		if next := m &^ (1<<(8*l) - 1); next != 0 {
+			i += bits.TrailingZeros64(next) >> 3
+		} else {
+			i += 8
+		}
+	}
+	return i, h, n, words
+}

@@ -1,0 +1,107 @@
+package gate
+
+import (
+	"strings"
+	"testing"
+)
+
+// scanTextRef is prepare's per-chunk work as it was before scanText (commit
+// f900ae7): tokenize the text into a slice, then look each token up. It is
+// the reference scanText must match in counts and in the terms it marks
+// (TestScanTextMatchesRef, FuzzScanText).
+func (q *queryInfo) scanTextRef(s string, stamp int, hits *termHits, toks []token) (words, chars int) {
+	toks, chars = tokenize(s, toks[:0], nil, nil)
+	for _, t := range toks {
+		if q.bloom&(1<<(t.hash>>58)) == 0 {
+			continue
+		}
+		j := q.lookup(t.hash)
+		if j < 0 || q.seen[j] == stamp {
+			continue
+		}
+		q.seen[j] = stamp
+		q.found[j] = true
+		if q.terms[j].in001 {
+			hits.kw001++
+		}
+		if q.terms[j].in002 {
+			hits.found002++
+		}
+		if q.terms[j].inAns {
+			hits.ans++
+		}
+	}
+	return len(toks), chars
+}
+
+// scanQueries are queries for the scan tests: ASCII terms of every length
+// around the eight-byte blocks, non-ASCII and CJK terms, stop words.
+var scanQueries = []string{
+	"",
+	"what is the quick brown fox",
+	"eightchr sixteencharacter abcdefgh ijklmnop qrstuvwxyz0123456789abcdefghijklmnopq",
+	"café naïveté résumé straßenbahnhaltestelle",
+	"東京 会社 漢 english",
+	"gpt4 co2 photosynthesis light energy",
+	"a b c x y z 1 2 3",
+}
+
+func checkScanText(t *testing.T, e *Engine, query, s string) termHits {
+	t.Helper()
+	e.analyseQuery(query)
+	q := &e.q
+	var got, want termHits
+	words, chars := q.scanText(s, 1, &got)
+	found := append([]bool(nil), q.found...)
+	q.found = resizeBool(q.found, len(q.terms))
+	q.seen = resizeInt(q.seen, len(q.terms))
+	wordsRef, charsRef := q.scanTextRef(s, 1, &want, nil)
+	if words != wordsRef || chars != charsRef || got != want {
+		t.Fatalf("query %q text %q: words %d chars %d hits %+v, reference %d %d %+v",
+			query, s, words, chars, got, wordsRef, charsRef, want)
+	}
+	for j := range found {
+		if found[j] != q.found[j] {
+			t.Fatalf("query %q text %q: term %d found %v, reference %v", query, s, j, found[j], q.found[j])
+		}
+	}
+	return got
+}
+
+// scanText counts and finds exactly what tokenizing and looking up each
+// token did, for every query against every text at every block alignment,
+// and for each query's own words as a text (so that every term is found).
+func TestScanTextMatchesRef(t *testing.T) {
+	e, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := append(append([]string(nil), tokenCases...), scanQueries...)
+	texts = append(texts, strings.ToUpper(strings.Join(scanQueries, ". ")))
+	var total termHits
+	for _, query := range scanQueries {
+		for _, s := range texts {
+			for k := 0; k <= 8; k++ {
+				h := checkScanText(t, e, query, strings.Repeat(" ", k)+s)
+				total.kw001 += h.kw001
+				total.found002 += h.found002
+				total.ans += h.ans
+			}
+		}
+	}
+	// The cases must exercise the lookups, not only agree on zero.
+	if total.kw001 == 0 || total.found002 == 0 || total.ans == 0 {
+		t.Fatalf("no query term found in any text: %+v", total)
+	}
+}
+
+func FuzzScanText(f *testing.F) {
+	for i, s := range tokenCases {
+		f.Add(scanQueries[i%len(scanQueries)], s)
+	}
+	e, err := NewEngine(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, query, s string) { checkScanText(t, e, query, s) })
+}
