@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -30,54 +31,117 @@ var safeOut = func() (t [256]bool) {
 //     written as \ufffd rather than producing invalid JSON.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if safeOut[c] {
-			i++
-			continue
+	dst = AppendStringContent(dst, s)
+	return append(dst, '"')
+}
+
+// AppendStringContent appends s escaped exactly as AppendString escapes it,
+// without the quotes: for a writer that builds one JSON string from several
+// pieces. Splitting s anywhere except inside a multi-byte rune gives the
+// same bytes as escaping it whole.
+func AppendStringContent(dst []byte, s string) []byte {
+	for i := 0; ; {
+		n := PlainLen(s[i:], '"') // '"' is escaped anyway: no extra stop
+		dst = append(dst, s[i:i+n]...)
+		if i += n; i == len(s) {
+			return dst
 		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
+		dst, i = appendEscape(dst, s, i)
+	}
+}
+
+// appendEscape writes what AppendString writes for the byte at s[i], which
+// PlainLen stopped at, and returns where the copying resumes. A valid
+// multi-byte rune is copied with the runes that follow it, so text in a
+// non-Latin script is not escaped one rune per call.
+func appendEscape(dst []byte, s string, i int) ([]byte, int) {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '<', '>', '&':
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+		default:
+			if c >= 0x20 {
+				dst = append(dst, c) // only a caller's stop byte reaches here
+			} else {
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
 			}
-			i++
-			start = i
-			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&15])
-			i += size
-			start = i
-			continue
-		}
-		i += size
+		return dst, i + 1
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	j := i
+	for j < len(s) && s[j] >= utf8.RuneSelf {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			break
+		}
+		j += size
+	}
+	if j > i {
+		return append(dst, s[i:j]...), j
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size == 1 {
+		return append(dst, `\ufffd`...), i + 1
+	}
+	return append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&15]), i + size
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// PlainLen is the length of the longest prefix of s that AppendString copies
+// unchanged (printable ASCII except '"', '\\', '<', '>', '&') and that holds
+// no byte stop. It tests eight bytes at a time: a decision's text is mostly
+// such runs, and a byte loop with a table lookup per byte was most of the
+// encoder's time (docs/performance.md).
+func PlainLen(s string, stop byte) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if m := specialBytes(load64(s, i), stop); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(s) && safeOut[s[i]] && s[i] != stop {
+		i++
+	}
+	return i
+}
+
+// specialBytes has the high bit set in the lowest byte of x that is not
+// plain (see PlainLen) or equals stop, and is 0 when there is none. Each term
+// is the classic "has a byte below n" or "has a zero byte" test: a borrow
+// can only mark bytes above a true match, so the lowest mark is exact.
+// Pairs of quoted bytes one bit apart share a test: '"' (0x22) and '&'
+// (0x26), '<' (0x3c) and '>' (0x3e).
+func specialBytes(x uint64, stop byte) uint64 {
+	ctl := (x - 0x20*lsb) &^ x           // < 0x20 (bytes >= 0x80 are caught below)
+	qa := (x ^ 0x22*lsb) &^ (0x04 * lsb) // '"' or '&' -> 0
+	lt := (x ^ 0x3c*lsb) &^ (0x02 * lsb) // '<' or '>' -> 0
+	bs := x ^ 0x5c*lsb                   // '\\' -> 0
+	st := x ^ uint64(stop)*lsb           // stop -> 0
+	return (ctl | (qa-lsb)&^qa | (lt-lsb)&^lt | (bs-lsb)&^bs | (st-lsb)&^st | x) & msb
+}
+
+// load64 is s[i:i+8] as a little-endian word (one load on amd64 and wasm).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // Round6 rounds x to 6 decimal places the way every gate output number is
