@@ -29,7 +29,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -54,20 +53,10 @@ func main() {
 	pool := flag.Int("pool-size", 0, "in-process server: Wasm instances (0: GOMAXPROCS)")
 	asJSON := flag.Bool("json", false, "print the result as JSON")
 	direct := flag.Bool("direct", false, "call the gate (host.Gate.Evaluate) directly, without HTTP: the server's own share is the difference")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (clients and in-process server) to `FILE`")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this process (clients and in-process server) to `FILE`, over the measured run only (not start-up, compilation or warm-up)")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "load:", err)
-			os.Exit(1)
-		}
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
-	}
 	if err := run(*url, *clients, *duration, *warmup, *k, *policy, *module, *wasm, *native, *pool, *asJSON, *direct); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
-		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
@@ -102,7 +91,10 @@ func run(url string, clients int, duration, warmup time.Duration, k int, policy,
 	if warmup > 0 {
 		drive(client, endpoint, reqs, clients, warmup)
 	}
-	res := drive(client, endpoint, reqs, clients, duration)
+	res, err := measured(func() *result { return drive(client, endpoint, reqs, clients, duration) })
+	if err != nil {
+		return err
+	}
 	res.Source, res.Clients, res.Target, res.GOMAXPROCS = source, clients, target, runtime.GOMAXPROCS(0)
 	if url == "" {
 		res.Server = "in-process, module " + module
@@ -119,20 +111,25 @@ func run(url string, clients int, duration, warmup time.Duration, k int, policy,
 
 // result is one run's figures.
 type result struct {
-	Target     string         `json:"target"`
-	Server     string         `json:"server,omitempty"`
-	Source     string         `json:"requests"`
-	Clients    int            `json:"clients"`
-	GOMAXPROCS int            `json:"gomaxprocs"`
-	Seconds    float64        `json:"seconds"`
-	Requests   int            `json:"requests_done"`
-	Errors     int            `json:"errors"`
-	Throughput float64        `json:"decisions_per_second"`
-	P50, P90   float64        `json:"-"`
-	P99, Max   float64        `json:"-"`
-	LatencyMS  map[string]any `json:"latency_ms"`
-	Actions    map[string]int `json:"actions"`
-	FirstError string         `json:"first_error,omitempty"`
+	Target     string  `json:"target"`
+	Server     string  `json:"server,omitempty"`
+	Source     string  `json:"requests"`
+	Clients    int     `json:"clients"`
+	GOMAXPROCS int     `json:"gomaxprocs"`
+	Seconds    float64 `json:"seconds"`
+	Requests   int     `json:"requests_done"`
+	Errors     int     `json:"errors"`
+	Throughput float64 `json:"decisions_per_second"`
+	// CPUSeconds is this process's CPU time over the run (clients and an
+	// in-process server together); CPUPerDecisionUS divides it by the
+	// decisions made.
+	CPUSeconds       float64        `json:"cpu_seconds"`
+	CPUPerDecisionUS float64        `json:"cpu_us_per_decision"`
+	P50, P90         float64        `json:"-"`
+	P99, Max         float64        `json:"-"`
+	LatencyMS        map[string]any `json:"latency_ms"`
+	Actions          map[string]int `json:"actions"`
+	FirstError       string         `json:"first_error,omitempty"`
 }
 
 // write reports r as JSON (for make bench) or as text.
@@ -150,6 +147,7 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "requests    %s\n", r.Source)
 	fmt.Fprintf(w, "clients     %d on GOMAXPROCS=%d, %.1f s\n", r.Clients, r.GOMAXPROCS, r.Seconds)
 	fmt.Fprintf(w, "decisions   %d (%.0f/s), errors %d\n", r.Requests, r.Throughput, r.Errors)
+	fmt.Fprintf(w, "cpu         %.2f s, %.0f µs per decision (this process: clients and in-process server)\n", r.CPUSeconds, r.CPUPerDecisionUS)
 	fmt.Fprintf(w, "latency     p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n", r.P50, r.P90, r.P99, r.Max)
 	names := make([]string, 0, len(r.Actions))
 	for a := range r.Actions {
@@ -250,8 +248,8 @@ func driveWith(call func([]byte) (string, error), reqs [][]byte, clients int, d 
 }
 
 // startServer runs ctxgate serve in this process on 127.0.0.1:0.
-// noInterrupt is read by startServer only (the in-process server's setting).
-var noInterrupt = flag.Bool("no-interrupt", false, "in-process server: run the module without wazero's termination checks (serve --no-interrupt)")
+// noInterrupt is read by startServer and runDirect.
+var noInterrupt = flag.Bool("no-interrupt", false, "in-process server and -direct: run the module without wazero's termination checks (serve --no-interrupt)")
 
 func startServer(policy, module, wasm string, native bool, pool int) (*server.Server, string, error) {
 	m, err := host.ParseModule(module)
@@ -374,7 +372,7 @@ func runDirect(reqs [][]byte, source string, clients int, duration, warmup time.
 		if perr != nil {
 			return perr
 		}
-		o := host.Options{Module: m, Policy: policyJSON, PoolSize: pool}
+		o := host.Options{Module: m, Policy: policyJSON, PoolSize: pool, NoInterrupt: *noInterrupt}
 		name = "direct, module " + module
 		if wasm != "" {
 			if o.Wasm, err = os.ReadFile(wasm); err != nil {
@@ -400,7 +398,10 @@ func runDirect(reqs [][]byte, source string, clients int, duration, warmup time.
 	if warmup > 0 {
 		driveWith(call, reqs, clients, warmup)
 	}
-	res := driveWith(call, reqs, clients, duration)
+	res, err := measured(func() *result { return driveWith(call, reqs, clients, duration) })
+	if err != nil {
+		return err
+	}
 	res.Source, res.Clients, res.Target, res.Server, res.GOMAXPROCS = source, clients, "host.Evaluator", name, runtime.GOMAXPROCS(0)
 	res.write(os.Stdout, asJSON)
 	return nil
