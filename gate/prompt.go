@@ -1,6 +1,9 @@
 package gate
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
 // The constrained prompt (seed 003): four instructions and a <sources> block
 // with one entry per kept chunk in tag order:
@@ -74,20 +77,12 @@ var fenceTags = [...]string{"sources", "untrusted"}
 // appendEscaped appends s with fence tags and source tags neutralised. With
 // oneLine, line breaks become spaces (titles and doc ids sit in a header
 // line and must not start a new entry). Runs of ordinary bytes are copied
-// whole: only '<', '[' and (oneLine) line breaks are looked at.
+// whole: only '<', '[' and (oneLine) line breaks are looked at, eight bytes
+// at a time (promptPlainLen).
 func appendEscaped(b []byte, s string, oneLine bool) []byte {
 	i := 0
 	for {
-		j := i
-		if oneLine {
-			for j < len(s) && s[j] != '<' && s[j] != '[' && s[j] != '\n' && s[j] != '\r' {
-				j++
-			}
-		} else {
-			for j < len(s) && s[j] != '<' && s[j] != '[' {
-				j++
-			}
-		}
+		j := i + promptPlainLen(s[i:], oneLine)
 		b = append(b, s[i:j]...)
 		if j == len(s) {
 			return b
@@ -99,11 +94,7 @@ func appendEscaped(b []byte, s string, oneLine bool) []byte {
 			b = append(b, "&lt;"...)
 		case ch == '[' && formsSourceTag(s[i+1:]):
 			b = append(b, '(')
-			// Rewrite the matching ']' too, across "S1, S2" lists.
-			j := i + 1
-			for j < len(s) && (s[j] == ' ' || s[j] == ',' || s[j] == 'S' || s[j] == 's' || s[j] >= '0' && s[j] <= '9') {
-				j++
-			}
+			j := sourceTagEnd(s, i+1)
 			b = append(b, s[i+1:j]...)
 			if j < len(s) && s[j] == ']' {
 				b = append(b, ')')
@@ -117,6 +108,44 @@ func appendEscaped(b []byte, s string, oneLine bool) []byte {
 		}
 		i++
 	}
+}
+
+// sourceTagEnd is where a source tag's body that starts at s[i] ends: the
+// rewrite of "[S1, S2]" spans the list up to its ']'.
+func sourceTagEnd(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == ',' || s[i] == 'S' || s[i] == 's' || s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	return i
+}
+
+// promptPlainLen is the length of the longest prefix of s with no '<' or
+// '[' (nor, with oneLine, a line break): what appendEscaped copies as it
+// is. Eight bytes are tested at a time (hasByte), since chunk text is long
+// runs of such bytes.
+func promptPlainLen(s string, oneLine bool) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		m := hasByte(x, '<') | hasByte(x, '[')
+		if oneLine {
+			m |= hasByte(x, '\n') | hasByte(x, '\r')
+		}
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(s) && s[i] != '<' && s[i] != '[' && (!oneLine || s[i] != '\n' && s[i] != '\r') {
+		i++
+	}
+	return i
+}
+
+// hasByte has the high bit set in the lowest byte of x equal to c (and
+// perhaps in later ones: a borrow only runs upwards), 0 when none is.
+func hasByte(x uint64, c byte) uint64 {
+	y := x ^ uint64(c)*lsb
+	return (y - lsb) &^ y & msb
 }
 
 func skipSpace(s string) string {

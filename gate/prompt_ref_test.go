@@ -1,6 +1,10 @@
 package gate
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
 
 // appendEscapedRef is the escaper as it was before it copied runs whole
 // (commit 12fd37d): the reference the fast one must match byte for byte.
@@ -33,7 +37,8 @@ func appendEscapedRef(b []byte, s string, oneLine bool) []byte {
 }
 
 var escapeCases = []string{
-	"", "plain text", "<sources>", "</ SOURCES >", "< /untrusted>", "<b>bold</b> [1] [S]", "[S1] and [ s2, S3 ]",
+	"", "plain text", "a longer plain text, past one block", "0123456<sources>", "01234567[S1]", "\"quoted\" & <b>",
+	"caf\u00e9 \u4e2d\u6587 [S2] \u2028", "bad\xe2\x80<sources", "tab\tand\x00ctl\n[s 3, S4]\r\n", "</", "[ \n S\n 7 ]", "<sources>", "</ SOURCES >", "< /untrusted>", "<b>bold</b> [1] [S]", "[S1] and [ s2, S3 ]",
 	"[S1", "ends with <", "ends with [", "ends with </", "a\nb\r\nc", "<<<[[[", "x[S9]y<untrusted>z",
 	"\xff<sources\xfe", "[S1, S2] [s12]", "title\n[S4]\r<sources",
 }
@@ -44,12 +49,20 @@ func TestAppendEscapedMatchesRef(t *testing.T) {
 	}
 }
 
+// checkEscapeRef checks the prompt escaper against its reference, and the
+// one-pass JSON writer against the two passes it replaces (the prompt
+// escaper, then the JSON string escaper).
 func checkEscapeRef(t *testing.T, s string) {
 	t.Helper()
 	for _, oneLine := range []bool{false, true} {
 		got, want := appendEscaped([]byte("p:"), s, oneLine), appendEscapedRef([]byte("p:"), s, oneLine)
 		if string(got) != string(want) {
 			t.Fatalf("%q oneLine=%v: %q, reference %q", s, oneLine, got, want)
+		}
+		got = appendEscapedJSON([]byte("p:"), s, oneLine)
+		want = jsonx.AppendStringContent([]byte("p:"), string(appendEscapedRef(nil, s, oneLine)))
+		if string(got) != string(want) {
+			t.Fatalf("%q oneLine=%v: one pass %q, two passes %q", s, oneLine, got, want)
 		}
 	}
 }
@@ -59,4 +72,50 @@ func FuzzAppendEscaped(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkEscapeRef(t, s) })
+}
+
+// sourcesTwoPass is the decision's sources string as the encoder wrote it
+// before the one-pass writer: the block built by constrainedPrompt, then
+// JSON-escaped.
+func sourcesTwoPass(e *Engine, chunks []Chunk) []byte {
+	e.work = make([]chunkWork, len(chunks))
+	order := make([]int, len(chunks))
+	for i := range chunks {
+		e.work[i].c, order[i] = &chunks[i], i
+	}
+	return jsonx.AppendString(nil, e.constrainedPrompt(order).Sources)
+}
+
+func checkSourcesJSON(t *testing.T, e *Engine, chunks []Chunk) {
+	t.Helper()
+	ptrs := make([]*Chunk, len(chunks))
+	for i := range chunks {
+		ptrs[i] = &chunks[i]
+	}
+	got := appendSourcesJSON([]byte("p:"), ptrs, e.policy.Messages.UntrustedWarning)
+	if want := sourcesTwoPass(e, chunks); string(got[2:]) != string(want) {
+		t.Fatalf("one pass:\n%s\ntwo passes:\n%s", got[2:], want)
+	}
+}
+
+func TestSourcesJSONMatchesTwoPass(t *testing.T) {
+	e := presetEngine(t, "support-agent")
+	checkSourcesJSON(t, e, nil)
+	var chunks []Chunk
+	for i, s := range escapeCases {
+		chunks = append(chunks, Chunk{DocID: escapeCases[(i+1)%len(escapeCases)], Title: escapeCases[(i+2)%len(escapeCases)],
+			Text: s, Untrusted: i%3 == 0})
+		checkSourcesJSON(t, e, chunks)
+	}
+}
+
+func FuzzSourcesJSON(f *testing.F) {
+	for i, s := range escapeCases {
+		f.Add(escapeCases[(i+1)%len(escapeCases)], escapeCases[(i+2)%len(escapeCases)], s, i%2 == 0)
+	}
+	e := presetEngine(f, "support-agent")
+	f.Fuzz(func(t *testing.T, docID, title, text string, untrusted bool) {
+		checkSourcesJSON(t, e, []Chunk{{DocID: docID, Title: title, Text: text, Untrusted: untrusted},
+			{DocID: title, Title: docID, Text: text + title, Untrusted: !untrusted}})
+	})
 }

@@ -1,0 +1,99 @@
+package gate
+
+import "github.com/ctxgate/ctxgate/gate/jsonx"
+
+// The prompt's <sources> block is escaped twice on its way out: once for the
+// prompt (fence and source tags neutralised, appendEscaped) and once as a
+// JSON string (jsonx.AppendString). appendSourcesJSON does both in one pass
+// over each chunk's text, straight from the chunks, so a decision that is
+// only encoded never builds the block as a string at all. Its bytes are
+// exactly jsonx.AppendString of the block constrainedPrompt builds
+// (TestSourcesJSONMatchesTwoPass, FuzzPrompt).
+
+// appendSourcesJSON appends the <sources> block for chunks (kept chunks in
+// tag order, S1 first) as a JSON string, quotes included.
+func appendSourcesJSON(dst []byte, chunks []*Chunk, untrustedWarning string) []byte {
+	dst = append(dst, `"\u003csources\u003e\n`...)
+	for t, c := range chunks {
+		if t > 0 {
+			dst = append(dst, `\n`...)
+		}
+		dst = append(dst, "[S"...)
+		dst = appendInt(dst, t+1)
+		dst = append(dst, ']')
+		if c.DocID != "" {
+			dst = append(dst, " (doc: "...)
+			dst = appendEscapedJSON(dst, c.DocID, true)
+			dst = append(dst, ')')
+		}
+		if c.Title != "" {
+			dst = append(dst, ' ')
+			dst = appendEscapedJSON(dst, c.Title, true)
+		}
+		dst = append(dst, `\n`...)
+		if c.Untrusted {
+			dst = append(dst, `\u003cuntrusted\u003e\n`...)
+			dst = jsonx.AppendStringContent(dst, untrustedWarning)
+			dst = append(dst, `\n`...)
+			dst = appendEscapedJSON(dst, c.Text, false)
+			dst = append(dst, `\n\u003c/untrusted\u003e\n`...)
+		} else {
+			dst = appendEscapedJSON(dst, c.Text, false)
+			dst = append(dst, `\n`...)
+		}
+	}
+	return append(dst, `\u003c/sources\u003e"`...)
+}
+
+// appendEscapedJSON appends what jsonx.AppendStringContent writes for
+// appendEscaped(s, oneLine), in one pass over s: runs that neither escape
+// touches are found eight bytes at a time (jsonx.PlainLen, which also stops
+// at '['); a '<' or '[' is decided by the prompt's rules and written in its
+// JSON form; anything else goes to the JSON escaper. Splitting the JSON
+// escaping at these bytes changes nothing: every byte either escaper stops
+// at is ASCII, so never inside a multi-byte rune.
+func appendEscapedJSON(dst []byte, s string, oneLine bool) []byte {
+	for i := 0; ; {
+		n := jsonx.PlainLen(s[i:], '[')
+		dst = append(dst, s[i:i+n]...)
+		if i += n; i == len(s) {
+			return dst
+		}
+		switch c := s[i]; {
+		case c == '<':
+			if formsFenceTag(s[i+1:]) {
+				dst = append(dst, `\u0026lt;`...) // "&lt;" as JSON
+			} else {
+				dst = append(dst, `\u003c`...)
+			}
+			i++
+		case c == '[':
+			if !formsSourceTag(s[i+1:]) {
+				dst = append(dst, '[')
+				i++
+				break
+			}
+			// The tag's body is spaces, commas, S and digits: plain JSON.
+			j := sourceTagEnd(s, i+1)
+			dst = append(dst, '(')
+			dst = append(dst, s[i+1:j]...)
+			if j < len(s) && s[j] == ']' {
+				dst = append(dst, ')')
+				j++
+			}
+			i = j
+		case oneLine && (c == '\n' || c == '\r'):
+			dst = append(dst, ' ')
+			i++
+		default:
+			// A byte the JSON escaper wants; a non-ASCII run goes whole
+			// (it ends at an ASCII byte, so at a rune boundary).
+			j := i + 1
+			for c >= 0x80 && j < len(s) && s[j] >= 0x80 {
+				j++
+			}
+			dst = jsonx.AppendStringContent(dst, s[i:j])
+			i = j
+		}
+	}
+}
