@@ -27,7 +27,7 @@ import (
 // The returned error is always a *Error.
 func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
 	var ps jsonx.Parser
-	r, err := decodeRequest(&ps, data, lim, false)
+	r, err := decodeRequest(&ps, nil, data, lim, false)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +36,11 @@ func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
 
 // DecodeRequestInPlace is DecodeRequest for a caller that owns data and is
 // done with it, such as a Wasm guest holding its freshly read input: it
-// skips copying the document (jsonx.ParseInPlace). data is modified (escaped
-// strings are unescaped in place); the Request does not alias it.
+// skips copying the document (jsonx.ParseInPlace). data may be modified
+// (escaped strings are unescaped in place); the Request does not alias it.
 func DecodeRequestInPlace(data []byte, lim *Limits) (*Request, error) {
 	var ps jsonx.Parser
-	r, err := decodeRequest(&ps, data, lim, true)
+	r, err := decodeRequest(&ps, nil, data, lim, true)
 	if err != nil {
 		return nil, err
 	}
@@ -48,22 +48,30 @@ func DecodeRequestInPlace(data []byte, lim *Limits) (*Request, error) {
 }
 
 // DecodeRequestInPlace is the package's DecodeRequestInPlace under the
-// engine's policy limits, parsing into memory the engine keeps from one call
-// to the next (the input is consumed the same way). A Wasm guest deciding
-// one request after another then builds no parse tree per call, which is
-// what keeps TinyGo's collector out of the way (jsonx/doc.go). The Request
-// is the caller's: it shares nothing with the engine.
+// engine's policy limits, decoding into memory the engine keeps from one
+// call to the next, so a Wasm guest deciding one request after another
+// allocates nothing to decode in steady state, which is what keeps
+// TinyGo's collector out of the way (jsonx/doc.go). data is consumed as by
+// the package function.
+//
+// The Request belongs to the engine: it, its strings and slices, and any
+// Decision made from it (chunk ids, the query) are valid only until the
+// next DecodeRequestInPlace or Evaluate on this engine, which reuses the
+// memory. Encode or copy what you keep before that; use DecodeRequest for a
+// Request of your own.
 func (e *Engine) DecodeRequestInPlace(data []byte) (*Request, error) {
-	r, err := decodeRequest(&e.parser, data, &e.policy.Limits, true)
+	r, err := decodeRequest(&e.parser, &e.reqMem, data, &e.policy.Limits, true)
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// decodeRequest is DecodeRequest into the engine's reused parser.
+// decodeRequest is DecodeRequest into the engine's reused memory (the
+// Request lives until the next call, like DecodeRequestInPlace's); data is
+// not modified.
 func (e *Engine) decodeRequest(data []byte) (*Request, error) {
-	r, err := decodeRequest(&e.parser, data, &e.policy.Limits, false)
+	r, err := decodeRequest(&e.parser, &e.reqMem, data, &e.policy.Limits, false)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +91,28 @@ type requestDecoder struct {
 	dimsFrom  string // which field set dims, for the mismatch message
 }
 
-// decodeRequest parses data with ps. The parse tree and its strings live in
+// decodeRequest decodes data with the direct decoder (decode_direct.go)
+// and, when that gives up (every invalid request, and a few rare valid
+// shapes), with the tree decoder, whose errors are the contract. m is the
+// engine's memory for an engine-owned Request, nil for a caller-owned one;
+// ps holds the tree decoder's parse tree.
+func decodeRequest(ps *jsonx.Parser, m *requestMemory, data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
+	if l := lim.resolved(); len(data) <= l.MaxRequestBytes {
+		if req, ok := decodeDirect(data, &l, m, m != nil); ok {
+			return req, nil
+		}
+	}
+	return decodeRequestTree(ps, data, lim, inPlace)
+}
+
+// decodeRequestTree parses data with ps. The parse tree and its strings live in
 // ps's memory until its next parse, so every string the Request keeps is
 // copied (the query, and one block per chunk: ownStrings): the Request must
 // outlive the tree, and under
 // TinyGo a string viewing the middle of the input buffer makes every
 // collection walk that buffer (jsonx/doc.go). They are few: the query, and
 // each chunk's id, doc id, title, text and time.
-func decodeRequest(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
+func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
 	d := requestDecoder{lim: lim.resolved()}
 	if len(data) > d.lim.MaxRequestBytes {
 		return nil, limitError("", "request is "+strconv.Itoa(len(data))+" bytes", d.lim.MaxRequestBytes, "max_request_bytes")

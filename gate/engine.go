@@ -20,8 +20,10 @@ type Engine struct {
 	policy *Policy
 	ref    PolicyRef
 
-	// The request's parse tree, reused between calls (decode_request.go).
+	// The request's parse tree, reused between calls (decode_request.go),
+	// and the engine-owned Request with its memory (decode_direct.go).
 	parser jsonx.Parser
+	reqMem requestMemory
 
 	// Scratch reused between decisions (never shared with a Decision).
 	work       []chunkWork

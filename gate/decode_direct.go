@@ -1,0 +1,1029 @@
+package gate
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// The direct request decoder: one pass over the JSON straight into a
+// Request, with no parse tree, no pre-pass and no copy of the document.
+//
+// It only ever succeeds. On anything it does not accept as it stands (any
+// error, and a few legal but rare shapes: an escaped object key, an object
+// in "metadata" with over maxFastKeys keys, nesting deeper than
+// maxFastLevel) it gives up, and decodeRequest runs the tree decoder
+// (decode_request.go), whose error semantics are the contract: which error
+// wins, its message, offset and field. So every error comes from one place,
+// and the direct path only has to agree with it on success:
+// TestDecodeDirectMatchesTree and FuzzDecodeDirect check exactly that (same
+// Request, or the direct path gave up). It reads the input and never writes
+// it, so the tree decoder can still run in place over the same bytes.
+//
+// Everything the tree decoder checks is checked here too, as the success
+// condition: syntax (strict, as jsonx), the value budget, depth, duplicate
+// keys (metadata included), number overflow, UTF-8, surrogates, unknown
+// fields, types, limits, ids, timestamps, embedding lengths. The checks that
+// depend on order in the tree decoder (embedding lengths against the first
+// one, total text) are order-free as success conditions: all lengths equal,
+// the total within the limit.
+
+const (
+	// maxFastLevel bounds the direct decoder's recursion (only metadata
+	// recurses): deeper documents take the iterative tree decoder, so the
+	// small fixed Wasm stack is never at risk.
+	maxFastLevel = 48
+	// maxFastKeys bounds the keys of one metadata object, checked for
+	// duplicates pairwise; a bigger object takes the tree decoder.
+	maxFastKeys = 64
+)
+
+// requestMemory is what an Engine keeps for the Request it decodes in
+// place (Engine.DecodeRequestInPlace): the Request, its chunk lists, one
+// byte block per chunk for the chunk's strings, the embeddings' numbers. It
+// is reused by the next call, so a warm guest decodes without allocating.
+//
+// One block per chunk, not one arena for all strings: under TinyGo, marking
+// a pointer into an object walks from it to the object's end (jsonx/doc.go),
+// so strings pointing into one request-sized arena would cost the collector
+// O(strings x request size); per-chunk blocks bound each walk by the chunk.
+type requestMemory struct {
+	req    Request
+	lists  [][]Chunk // lists[0] for chunks, lists[1+i] for results_per_query[i]
+	rpq    [][]Chunk
+	blocks [][]byte // blocks[k]: the strings of the k-th chunk of the request
+	floats []float64
+	query  []byte
+	now    []byte
+	ids    []int32 // duplicate-id hash table
+
+	// The decoder's scratch, kept too so that metadata or a caller-owned
+	// decode does not grow it from nothing every time.
+	tmp  []byte    // caller-owned path: a chunk's strings before their copy
+	junk []byte    // strings nobody keeps (metadata)
+	keys []int32   // the open metadata objects' keys so far: start, end in src
+	fl   []float64 // caller-owned path: an embedding before its copy
+}
+
+// directDecoder is the state of one direct decode.
+type directDecoder struct {
+	src       []byte
+	pos       int
+	lim       *Limits
+	values    int
+	maxValues int // 0: no limit (as in jsonx)
+	m         *requestMemory
+	owned     bool // m is the engine's: reuse it; else allocate what the Request keeps
+	kstart    int  // where the last key read starts in src
+	total     int  // chunk text bytes so far
+	dims      int  // the embedding length all embeddings must share; 0 until one is seen
+	k         int  // chunks decoded so far, over every list (index of the next block)
+}
+
+// decodeDirect decodes data into m (owned: the engine's memory, reused) or
+// into fresh memory (m only lends its scratch; nil: a fresh one); ok is
+// false when it gave up (see above). lim is resolved.
+func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *Request, ok bool) {
+	if m == nil {
+		m = &requestMemory{}
+	}
+	d := directDecoder{src: data, lim: lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
+	if owned {
+		m.req = Request{}
+		req = &m.req
+	} else {
+		req = &Request{}
+	}
+	if !d.request(req) {
+		return nil, false
+	}
+	return req, true
+}
+
+func (d *directDecoder) ws() {
+	i, s := d.pos, d.src
+	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+		i++
+	}
+	d.pos = i
+}
+
+// next skips white space and consumes c when it is the next byte.
+func (d *directDecoder) next(c byte) bool {
+	d.ws()
+	if d.pos < len(d.src) && d.src[d.pos] == c {
+		d.pos++
+		return true
+	}
+	return false
+}
+
+// peek skips white space and returns the next byte (0 at the end).
+func (d *directDecoder) peek() byte {
+	d.ws()
+	if d.pos < len(d.src) {
+		return d.src[d.pos]
+	}
+	return 0
+}
+
+// count charges one value against the budget (the tree parser counts the
+// top-level value, every key and every member or element).
+func (d *directDecoder) count() bool {
+	d.values++
+	return d.maxValues <= 0 || d.values <= d.maxValues
+}
+
+// open consumes the opening bracket c of a container at nesting level
+// (the top-level object is level 1); the tree parser refuses level >
+// MaxDepth.
+func (d *directDecoder) open(c byte, level int) bool {
+	return level <= d.lim.MaxDepth && level <= maxFastLevel && d.next(c)
+}
+
+// more is called after a member or element: true when a ',' follows, false
+// at the closer (done set), false with done unset on anything else.
+func (d *directDecoder) more(closer byte) (more, done bool) {
+	c := d.peek()
+	d.pos++
+	if c == ',' {
+		return true, false
+	}
+	return false, c == closer
+}
+
+// key reads `"name":` and returns the name as a view of the input. Names
+// with escapes are given up on (rare, and they would need unescaping to be
+// compared).
+func (d *directDecoder) key() (string, bool) {
+	if d.peek() != '"' || !d.count() {
+		return "", false
+	}
+	s := d.src
+	start := d.pos + 1
+	i := scanPlain(s, start)
+	for i < len(s) && s[i] >= 0x80 {
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return "", false
+		}
+		i = scanPlain(s, i+size)
+	}
+	if i >= len(s) || s[i] != '"' {
+		return "", false
+	}
+	d.pos = i + 1
+	d.kstart = start
+	if !d.next(':') {
+		return "", false
+	}
+	d.ws()
+	return bytesView(s[start:i]), true
+}
+
+// null consumes a JSON null when it is next.
+func (d *directDecoder) null() bool {
+	if d.peek() == 'n' && len(d.src)-d.pos >= 4 && string(d.src[d.pos:d.pos+4]) == "null" {
+		d.pos += 4
+		return true
+	}
+	return false
+}
+
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// Word-at-a-time constants (the names differ from tokenize.go's on purpose:
+// the two files change independently).
+const (
+	ones8 = 0x0101010101010101
+	high8 = 0x8080808080808080
+)
+
+// scanPlain returns the index of the first byte at or after i that a JSON
+// string cannot hold as it is: '"', '\\', a control byte or a byte >= 0x80
+// (len(s) when none). Eight bytes at a time: the DL19 texts run ~100 plain
+// bytes between escapes.
+func scanPlain(s []byte, i int) int {
+	for i+8 <= len(s) {
+		b := s[i : i+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		q := x ^ ('"' * ones8)
+		bs := x ^ ('\\' * ones8)
+		// A byte's high bit is set in the result when it is < 0x20, '"' or
+		// '\\' (the classic has-less-than/has-zero tests, which have no false
+		// negatives; a false positive only sends this block to the byte loop)
+		// or >= 0x80.
+		if ((x-0x20*ones8)&^x|(q-ones8)&^q|(bs-ones8)&^bs|x)&high8 != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
+}
+
+// plainByte marks the bytes a JSON string holds as they are: ASCII except
+// control characters, '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads the string at d.pos (after white space) and appends it,
+// unescaped, to dst. Same rules as jsonx: valid UTF-8, no raw control
+// characters, \u escapes with surrogates in pairs only.
+func (d *directDecoder) str(dst []byte) ([]byte, bool) {
+	if d.peek() != '"' {
+		return dst, false
+	}
+	s := d.src
+	i := d.pos + 1
+	for {
+		j := scanPlain(s, i)
+		dst = append(dst, s[i:j]...)
+		i = j
+		if i >= len(s) {
+			return dst, false
+		}
+		switch c := s[i]; {
+		case c == '"':
+			d.pos = i + 1
+			return dst, true
+		case c == '\\':
+			if i+1 >= len(s) {
+				return dst, false
+			}
+			e := s[i+1]
+			i += 2
+			switch e {
+			case '"', '\\', '/':
+			case 'b':
+				e = '\b'
+			case 'f':
+				e = '\f'
+			case 'n':
+				e = '\n'
+			case 'r':
+				e = '\r'
+			case 't':
+				e = '\t'
+			case 'u':
+				r, ok := hex4(s, i)
+				if !ok || (r >= 0xDC00 && r <= 0xDFFF) {
+					return dst, false
+				}
+				i += 4
+				if r >= 0xD800 && r <= 0xDBFF {
+					if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
+						return dst, false
+					}
+					lo, ok := hex4(s, i+2)
+					if !ok || lo < 0xDC00 || lo > 0xDFFF {
+						return dst, false
+					}
+					i += 6
+					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default:
+				return dst, false
+			}
+			dst = append(dst, e)
+		case c < 0x20:
+			return dst, false
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return dst, false
+			}
+			dst = append(dst, s[i:i+size]...)
+			i += size
+		}
+	}
+}
+
+func hex4(s []byte, i int) (rune, bool) {
+	if i < 0 || len(s)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number reads a number (jsonx's grammar) and converts it as
+// jsonx.Value.Float does; an overflow gives up.
+func (d *directDecoder) number() (float64, bool) {
+	d.ws()
+	start := d.pos
+	if !d.numberText() {
+		return 0, false
+	}
+	return d.numberAt(start)
+}
+
+func isFinite64(f float64) bool {
+	return f <= 1.7976931348623157e308 && f >= -1.7976931348623157e308
+}
+
+// numberText consumes a number's text, checking the grammar.
+func (d *directDecoder) numberText() bool {
+	s, i := d.src, d.pos
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i >= len(s) || s[i] < '0' || s[i] > '9' {
+		return false
+	}
+	if s[i] == '0' {
+		i++
+		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			return false
+		}
+	} else {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	d.pos = i
+	return true
+}
+
+// literal consumes word (true, false or null).
+func (d *directDecoder) literal(word string) bool {
+	if len(d.src)-d.pos >= len(word) && string(d.src[d.pos:d.pos+len(word)]) == word {
+		d.pos += len(word)
+		return true
+	}
+	return false
+}
+
+// boolean reads true or false.
+func (d *directDecoder) boolean() (bool, bool) {
+	switch d.peek() {
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	}
+	return false, false
+}
+
+// skip validates any value (a chunk's metadata) without keeping it: the
+// same checks the tree parser makes, duplicate keys included.
+func (d *directDecoder) skip(level int) bool {
+	switch c := d.peek(); {
+	case c == '"':
+		var ok bool
+		d.m.junk, ok = d.str(d.m.junk[:0])
+		return ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := d.pos
+		if !d.numberText() {
+			return false
+		}
+		_, ok := d.numberAt(start)
+		return ok
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		return d.literal("false")
+	case c == 'n':
+		return d.literal("null")
+	case c == '[':
+		if !d.open('[', level) {
+			return false
+		}
+		if d.next(']') {
+			return true
+		}
+		for {
+			if !d.count() || !d.skip(level+1) {
+				return false
+			}
+			more, done := d.more(']')
+			if done {
+				return true
+			}
+			if !more {
+				return false
+			}
+		}
+	case c == '{':
+		if !d.open('{', level) {
+			return false
+		}
+		if d.next('}') {
+			return true
+		}
+		base := len(d.m.keys)
+		for {
+			k, ok := d.key()
+			if !ok || len(d.m.keys)-base >= 2*maxFastKeys {
+				return false
+			}
+			// Duplicate keys: pairwise over this object's keys so far.
+			for j := base; j < len(d.m.keys); j += 2 {
+				if bytesView(d.src[d.m.keys[j]:d.m.keys[j+1]]) == k {
+					return false
+				}
+			}
+			d.m.keys = append(d.m.keys, int32(d.kstart), int32(d.kstart+len(k)))
+			if !d.count() || !d.skip(level+1) {
+				return false
+			}
+			more, done := d.more('}')
+			if done {
+				d.m.keys = d.m.keys[:base]
+				return true
+			}
+			if !more {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// numberAt converts the number text src[start:d.pos] as jsonx does: an
+// underflow is kept (0 or a subnormal), an overflow gives up (the tree
+// parser rejects it).
+func (d *directDecoder) numberAt(start int) (float64, bool) {
+	f, _ := strconv.ParseFloat(bytesView(d.src[start:d.pos]), 64)
+	return f, isFinite64(f)
+}
+
+// floats reads an array of numbers (an embedding) at nesting level.
+func (d *directDecoder) floats(level int) ([]float64, bool) {
+	if !d.open('[', level) {
+		return nil, false
+	}
+	out, start := d.m.fl[:0], 0
+	if d.owned {
+		start = len(d.m.floats)
+		out = d.m.floats
+	}
+	if !d.next(']') {
+		for {
+			if !d.count() {
+				return nil, false
+			}
+			f, ok := d.number()
+			if !ok {
+				return nil, false
+			}
+			out = append(out, f)
+			more, done := d.more(']')
+			if done {
+				break
+			}
+			if !more {
+				return nil, false
+			}
+		}
+	}
+	n := len(out) - start
+	if n == 0 || n > d.lim.MaxEmbeddingDims || (d.dims != 0 && n != d.dims) {
+		return nil, false
+	}
+	d.dims = n
+	if d.owned {
+		d.m.floats = out
+		return out[start:len(out):len(out)], true
+	}
+	d.m.fl = out
+	return append(make([]float64, 0, n), out...), true
+}
+
+// Bits of the request's keys seen so far (a repeated key is a syntax error).
+const (
+	seenQuery = 1 << iota
+	seenChunks
+	seenQueryEmbedding
+	seenResults
+	seenNow
+)
+
+func (d *directDecoder) request(req *Request) bool {
+	if !d.open('{', 1) {
+		return false
+	}
+	seen := 0
+	hasQuery := false
+	if !d.next('}') {
+		for {
+			k, ok := d.key()
+			if !ok || !d.count() {
+				return false
+			}
+			bit := 0
+			switch k {
+			case "query":
+				bit = seenQuery
+				if !d.null() {
+					if !d.query(req) {
+						return false
+					}
+					hasQuery = true
+				}
+			case "chunks":
+				bit = seenChunks
+				if !d.null() {
+					if req.Chunks, ok = d.chunkList(0, 2); !ok {
+						return false
+					}
+				}
+			case "query_embedding":
+				bit = seenQueryEmbedding
+				if !d.null() {
+					if req.QueryEmbedding, ok = d.floats(2); !ok {
+						return false
+					}
+				}
+			case "results_per_query":
+				bit = seenResults
+				if !d.null() && !d.results(req) {
+					return false
+				}
+			case "now":
+				bit = seenNow
+				if !d.null() && !d.now(req) {
+					return false
+				}
+			default:
+				return false
+			}
+			if seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+			more, done := d.more('}')
+			if done {
+				break
+			}
+			if !more {
+				return false
+			}
+		}
+	}
+	d.ws()
+	return d.pos == len(d.src) && hasQuery
+}
+
+func (d *directDecoder) query(req *Request) bool {
+	b := d.m.tmp[:0]
+	if d.owned {
+		b = d.m.query[:0]
+	}
+	b, ok := d.str(b)
+	if !ok || len(b) > d.lim.MaxQueryBytes {
+		return false
+	}
+	q := strings.TrimSpace(bytesView(b))
+	if q == "" {
+		return false
+	}
+	if d.owned {
+		d.m.query = b
+		req.Query = q
+	} else {
+		d.m.tmp = b
+		req.Query = strings.Clone(q)
+	}
+	return true
+}
+
+func (d *directDecoder) now(req *Request) bool {
+	b := d.m.tmp[:0]
+	if d.owned {
+		b = d.m.now[:0]
+	}
+	b, ok := d.str(b)
+	if !ok {
+		return false
+	}
+	s := bytesView(b)
+	sec, msg := parseRFC3339(s)
+	if msg != "" {
+		return false
+	}
+	if d.owned {
+		d.m.now = b
+	} else {
+		d.m.tmp = b
+		s = string(b)
+	}
+	req.Now, req.NowSec, req.HasNow = s, sec, true
+	return true
+}
+
+func (d *directDecoder) results(req *Request) bool {
+	if !d.open('[', 2) {
+		return false
+	}
+	var lists [][]Chunk
+	if d.owned {
+		lists = d.m.rpq[:0]
+		if lists == nil {
+			lists = make([][]Chunk, 0, 4)
+		}
+	} else {
+		lists = make([][]Chunk, 0, 4)
+	}
+	if !d.next(']') {
+		for {
+			if !d.count() || len(lists) >= d.lim.MaxQueries {
+				return false
+			}
+			list, ok := d.chunkList(1+len(lists), 3)
+			if !ok {
+				return false
+			}
+			lists = append(lists, list)
+			more, done := d.more(']')
+			if done {
+				break
+			}
+			if !more {
+				return false
+			}
+		}
+	}
+	if d.owned {
+		d.m.rpq = lists
+	}
+	req.ResultsPerQuery = lists
+	return true
+}
+
+// chunkList reads one list of chunks (list li of the request's lists) at
+// nesting level.
+func (d *directDecoder) chunkList(li, level int) ([]Chunk, bool) {
+	if !d.open('[', level) {
+		return nil, false
+	}
+	var cs []Chunk
+	if d.owned {
+		for len(d.m.lists) <= li {
+			d.m.lists = append(d.m.lists, nil)
+		}
+		cs = d.m.lists[li][:0]
+		if cs == nil {
+			cs = make([]Chunk, 0, 8)
+		}
+	} else {
+		cs = make([]Chunk, 0, 8)
+	}
+	if !d.next(']') {
+		for {
+			if !d.count() || len(cs) >= d.lim.MaxChunks {
+				return nil, false
+			}
+			cs = append(cs, Chunk{})
+			if !d.chunk(&cs[len(cs)-1], len(cs)-1, level+1) {
+				return nil, false
+			}
+			more, done := d.more(']')
+			if done {
+				break
+			}
+			if !more {
+				return nil, false
+			}
+		}
+	}
+	if d.owned {
+		d.m.lists[li] = cs
+	}
+	if d.duplicateIDs(cs) {
+		return nil, false
+	}
+	return cs, true
+}
+
+// Bits of a chunk's keys seen so far.
+const (
+	seenID = 1 << iota
+	seenDocID
+	seenTitle
+	seenText
+	seenScores
+	seenUpdated
+	seenTrust
+	seenUntrusted
+	seenEmbedding
+	seenTemperature
+	seenMetadata
+)
+
+// chunk reads chunk i of its list at nesting level. Its strings are
+// unescaped into one buffer (the engine's block for this chunk, or a
+// scratch copied into one fresh string at the end), so they are one block
+// per chunk either way.
+func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
+	if !d.open('{', level) {
+		return false
+	}
+	var b []byte
+	if d.owned {
+		for len(d.m.blocks) <= d.k {
+			d.m.blocks = append(d.m.blocks, nil)
+		}
+		b = d.m.blocks[d.k][:0]
+	} else {
+		b = d.m.tmp[:0]
+	}
+	d.k++
+	// Where each string lies in b: id, doc_id, title, text, updated_at.
+	var at [5][2]int
+	hasID := false
+	seen := 0
+	if !d.next('}') {
+		for {
+			k, ok := d.key()
+			if !ok || !d.count() {
+				return false
+			}
+			bit, field := 0, -1
+			switch k {
+			case "id":
+				bit, field = seenID, 0
+			case "doc_id":
+				bit, field = seenDocID, 1
+			case "title":
+				bit, field = seenTitle, 2
+			case "text":
+				bit, field = seenText, 3
+			case "updated_at":
+				bit, field = seenUpdated, 4
+			case "scores":
+				bit = seenScores
+				if !d.null() && !d.scores(&c.Scores, level+1) {
+					return false
+				}
+			case "trust":
+				bit = seenTrust
+				if !d.null() {
+					if c.Trust, ok = d.number(); !ok || c.Trust < 0 || c.Trust > 1 {
+						return false
+					}
+					c.HasTrust = true
+				}
+			case "untrusted":
+				bit = seenUntrusted
+				if !d.null() {
+					if c.Untrusted, ok = d.boolean(); !ok {
+						return false
+					}
+				}
+			case "embedding":
+				bit = seenEmbedding
+				if !d.null() {
+					if c.Embedding, ok = d.floats(level + 1); !ok {
+						return false
+					}
+				}
+			case "temperature":
+				bit = seenTemperature
+				if !d.null() {
+					if c.Temperature, ok = d.number(); !ok {
+						return false
+					}
+					c.HasTemperature = true
+				}
+			case "metadata":
+				bit = seenMetadata
+				if !d.skip(level + 1) {
+					return false
+				}
+			default:
+				return false
+			}
+			if seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+			if field >= 0 && !d.null() {
+				start := len(b)
+				if b, ok = d.str(b); !ok {
+					return false
+				}
+				at[field] = [2]int{start, len(b)}
+				switch field {
+				case 0:
+					if len(b) == start {
+						return false // an empty id
+					}
+					hasID = true
+				case 3:
+					n := len(b) - start
+					d.total += n
+					if n > d.lim.MaxChunkBytes || d.total > d.lim.MaxTotalBytes {
+						return false
+					}
+				case 4:
+					sec, msg := parseRFC3339(bytesView(b[start:]))
+					if msg != "" {
+						return false
+					}
+					c.UpdatedSec, c.HasUpdated = sec, true
+				}
+			}
+			more, done := d.more('}')
+			if done {
+				break
+			}
+			if !more {
+				return false
+			}
+		}
+	}
+	if !hasID {
+		start := len(b)
+		b = append(b, 'c')
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		at[0] = [2]int{start, len(b)}
+	}
+	var all string
+	if d.owned {
+		d.m.blocks[d.k-1] = b
+		all = bytesView(b)
+	} else {
+		d.m.tmp = b
+		all = string(b)
+	}
+	c.ID = all[at[0][0]:at[0][1]]
+	c.DocID = all[at[1][0]:at[1][1]]
+	c.Title = all[at[2][0]:at[2][1]]
+	c.Text = all[at[3][0]:at[3][1]]
+	c.UpdatedAt = all[at[4][0]:at[4][1]]
+	return true
+}
+
+// Bits of a scores object's keys seen so far.
+const (
+	seenVector = 1 << iota
+	seenBM25
+	seenRerank
+	seenRRF
+	seenBoosted
+	seenGraph
+)
+
+// scores reads a chunk's scores with the tree decoder's range rules
+// (decode_request.go, scores).
+func (d *directDecoder) scores(s *Scores, level int) bool {
+	if !d.open('{', level) {
+		return false
+	}
+	if d.next('}') {
+		return true
+	}
+	seen := 0
+	for {
+		k, ok := d.key()
+		if !ok || !d.count() {
+			return false
+		}
+		var bit int
+		var x *float64
+		var has *bool
+		nonNeg := true
+		switch k {
+		case "vector":
+			bit, x, has, nonNeg = seenVector, &s.Vector, &s.HasVector, false
+		case "bm25":
+			bit, x, has = seenBM25, &s.BM25, &s.HasBM25
+		case "rerank":
+			bit, x, has, nonNeg = seenRerank, &s.Rerank, &s.HasRerank, false
+		case "rrf":
+			bit, x, has = seenRRF, &s.RRF, &s.HasRRF
+		case "boosted":
+			bit, x, has = seenBoosted, &s.Boosted, &s.HasBoosted
+		case "graph":
+			bit, x, has = seenGraph, &s.Graph, &s.HasGraph
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if !d.null() {
+			f, ok := d.number()
+			if !ok || (nonNeg && f < 0) {
+				return false
+			}
+			if bit == seenVector {
+				if f < -1 || f > 1+vectorSlack {
+					return false
+				}
+				if f <= 0 {
+					f = 0
+				} else if f > 1 {
+					f = 1
+				}
+			}
+			*x, *has = f, true
+		}
+		more, done := d.more('}')
+		if done {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// duplicateIDs reports whether two chunks of the list share an id:
+// pairwise for short lists, else an open-addressing table of chunk indexes
+// (reused by the engine) so hostile input stays linear.
+func (d *directDecoder) duplicateIDs(cs []Chunk) bool {
+	if len(cs) <= 32 {
+		i, _ := firstDuplicateID(cs)
+		return i >= 0
+	}
+	size := 64
+	for size < 2*len(cs) {
+		size *= 2
+	}
+	var t []int32
+	if d.owned {
+		t = d.m.ids
+	}
+	if cap(t) < size {
+		t = make([]int32, size)
+	}
+	t = t[:size]
+	for i := range t {
+		t[i] = -1
+	}
+	if d.owned {
+		d.m.ids = t
+	}
+	mask := uint64(size - 1)
+	for i := range cs {
+		id := cs[i].ID
+		h := uint64(14695981039346656037)
+		for j := 0; j < len(id); j++ {
+			h = (h ^ uint64(id[j])) * 1099511628211
+		}
+		for p := h & mask; ; p = (p + 1) & mask {
+			j := t[p]
+			if j < 0 {
+				t[p] = int32(i)
+				break
+			}
+			if cs[j].ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}

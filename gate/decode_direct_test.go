@@ -1,0 +1,223 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// The direct decoder (decode_direct.go) must agree with the tree decoder
+// (decodeRequestTree, the error path and the reference): whenever it
+// succeeds, the tree decoder succeeds with the same Request. Whenever it
+// gives up, the tree decoder's result is returned, so every error is the
+// tree decoder's by construction; these tests check both halves through the
+// public entry points, with caller-owned and engine-owned memory.
+
+// directLimits are the limit sets the differential checks run under: the
+// defaults, and small ones so every limit (values, depth, lengths) bites.
+var directLimits = []*Limits{
+	nil,
+	{MaxRequestBytes: 600, MaxChunks: 3, MaxQueries: 2, MaxChunkBytes: 40, MaxTotalBytes: 60,
+		MaxQueryBytes: 20, MaxEmbeddingDims: 4, MaxDepth: 6},
+	{MaxRequestBytes: 160, MaxDepth: 4}, // a value budget of 40
+}
+
+// checkDirect decodes data every way and fails t on any disagreement. It
+// returns whether the direct decoder accepted data (caller-owned memory).
+func checkDirect(t *testing.T, data []byte, lim *Limits, m *requestMemory) bool {
+	t.Helper()
+	var ps jsonx.Parser
+	want, werr := decodeRequestTree(&ps, append([]byte(nil), data...), lim, false)
+
+	l := lim.resolved()
+	direct := false
+	if len(data) <= l.MaxRequestBytes {
+		for _, owned := range []bool{false, true} {
+			mem := m
+			if !owned {
+				mem = nil
+			}
+			got, ok := decodeDirect(data, &l, mem, owned)
+			if !ok {
+				continue
+			}
+			direct = direct || !owned
+			if werr != nil {
+				t.Fatalf("direct (owned %v) accepted what the tree decoder rejects (%v):\n%q", owned, werr, data)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("direct (owned %v) decoded differently:\n got %+v\nwant %+v\ninput %q", owned, got, want, data)
+			}
+		}
+	}
+
+	// The public paths: the same Request or the same error bytes.
+	in := append([]byte(nil), data...)
+	got, err := DecodeRequest(in, lim)
+	sameResult(t, "DecodeRequest", data, got, err, want, werr)
+	if string(in) != string(data) && err == nil && direct {
+		t.Fatalf("DecodeRequest modified its input")
+	}
+	got, err = DecodeRequestInPlace(append([]byte(nil), data...), lim)
+	sameResult(t, "DecodeRequestInPlace", data, got, err, want, werr)
+	return direct
+}
+
+func sameResult(t *testing.T, what string, data []byte, got *Request, err error, want *Request, werr *Error) {
+	t.Helper()
+	if werr != nil {
+		if err == nil || string(AppendError(nil, err)) != string(AppendError(nil, werr)) {
+			t.Fatalf("%s: error %v, want %v\ninput %q", what, err, werr, data)
+		}
+		return
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: %+v, %v\nwant %+v\ninput %q", what, got, err, want, data)
+	}
+}
+
+// directCases are requests the direct decoder must take itself (valid, in
+// every shape it supports) and near misses it must hand to the tree decoder.
+var directCases = []string{
+	`{"query":"q"}`,
+	` {"query" : "q" , "chunks" : [ ] } `,
+	`{"query":"  q\t","chunks":null,"query_embedding":null,"results_per_query":null,"now":null}`,
+	`{"query":"caf\u00e9 \ud83d\ude00 \"x\" \\ \/ \b\f\n\r\t \u0000","chunks":[{"id":"\u00e9","text":"na\u00efve – ok"}]}`,
+	`{"chunks":[{"id":"a","doc_id":"d","title":"t","text":"x","scores":{"vector":-0.2,"bm25":0,"rerank":-4,"rrf":0.01,"boosted":0.3,"graph":1e-400},"updated_at":"2023-01-01T00:00:00Z","trust":1,"untrusted":false,"embedding":[1,0],"temperature":-37.5e1,"metadata":{"k":[1,{"a":null,"b":true,"c":"\u00e9"}],"":-0,"x":{}}},{"id":null,"title":null,"scores":null,"metadata":null}],"query_embedding":[0.5,-0.5],"query":"q"}`,
+	`{"query":"q","results_per_query":[[{"id":"a","scores":{"vector":1.0000000005}}],[{"id":"a"},{}],[]]}`,
+	`{"query":"q","results_per_query":[]}`,
+	`{"query":"q","now":"2024-05-01T12:00:00+02:00"}`,
+	// Near misses: each is rejected, or valid in a shape the direct decoder leaves to the tree.
+	``, ` `, `[]`, `"q"`, `{}`, `{"query":""}`, `{"query":"  "}`, `{"query":null}`, `{"query":1}`,
+	`{"query":"q",}`, `{"query":"q"} x`, `{"query":"q"`, `{"query":"q","query":"r"}`,
+	`{"q\u0075ery":"q"}`, `{"query":"q","chunks":[{"metadata":{"a":1,"a":2}}]}`,
+	`{"query":"q","chunks":[{"metadata":{"a\u0062":1,"ab":2}}]}`,
+	`{"query":"q","chunks":[{"id":"a"},{"id":"a"}]}`, `{"query":"q","chunks":[{"id":"c2"},{}]}`,
+	`{"query":"q","chunks":[{"id":""}]}`, `{"query":"q","chunks":[null]}`, `{"query":"q","chunks":{}}`,
+	`{"query":"q","chunks":[{"scores":{"vector":1.5}}]}`, `{"query":"q","chunks":[{"scores":{"bm25":-1}}]}`,
+	`{"query":"q","chunks":[{"scores":{"vector":"1"}}]}`, `{"query":"q","chunks":[{"scores":{"cosine":1}}]}`,
+	`{"query":"q","chunks":[{"trust":1.01}]}`, `{"query":"q","chunks":[{"untrusted":1}]}`,
+	`{"query":"q","chunks":[{"updated_at":"2023-02-29T00:00:00Z"}]}`, `{"query":"q","now":"yesterday"}`,
+	`{"query":"q","chunks":[{"embedding":[]}]}`, `{"query":"q","chunks":[{"embedding":[1,"2"]}]}`,
+	`{"query":"q","query_embedding":[1,2],"chunks":[{"embedding":[1]}]}`,
+	`{"query":"q","chunks":[{"embedding":[1]}],"query_embedding":[1,2]}`,
+	`{"query":"q","chunks":[{"text":"x","scores":{"vector":1e400}}]}`, `{"query":"q","chunks":[{"temperature":01}]}`,
+	`{"query":"q","chunks":[{"text":"\ud800"}]}`, `{"query":"q","chunks":[{"text":"\udc00"}]}`,
+	`{"query":"q","chunks":[{"text":"\ud800\u0041"}]}`, `{"query":"q","chunks":[{"text":"\x"}]}`,
+	"{\"query\":\"q\",\"chunks\":[{\"text\":\"\x01\"}]}", "{\"query\":\"q\xff\"}", "{\"query\":\"\xed\xa0\x80\"}",
+	`{"query":"q","chunks":[{"metadata":[[[[[[[[[[1]]]]]]]]]]}]}`,
+	`{"query":"q","results_per_query":[null]}`, `{"query":"q","results_per_query":[[],[],[]]}`,
+	`{"query":"q","chunks":[{"id":"a","metadata":{"k":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}]}`,
+	`{"query":"q","chunks":[{"text":"0123456789012345678901234567890123456789x"}]}`,
+	`{"query":"q","chunks":[{"text":"012345678901234567890123456789"},{"text":"012345678901234567890123456789x"}]}`,
+	`{"query":"q","chunks":[{},{},{},{}]}`, `{"query":"q","chunk":[]}`, `{"query":"q","chunks":[{"Text":"x"}]}`,
+}
+
+func TestDecodeDirectMatchesTree(t *testing.T) {
+	var m requestMemory
+	for _, lim := range directLimits {
+		for _, c := range directCases {
+			checkDirect(t, []byte(c), lim, &m)
+		}
+	}
+	for _, n := range []int{1, 20, 40} {
+		checkDirect(t, benchRequest(n), nil, &m)
+	}
+}
+
+// The direct decoder must take the valid requests itself, or the speed-up
+// is lost silently: every golden request, the codec benchmark's request,
+// and the valid cases above.
+func TestDecodeDirectTakesValidRequests(t *testing.T) {
+	var m requestMemory
+	files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", "*", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no golden requests")
+	}
+	inputs := map[string][]byte{"bench20": benchRequest(20), "bench40": benchRequest(40)}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[f] = b
+	}
+	for i, c := range directCases[:8] {
+		inputs["case"+string(rune('0'+i))] = []byte(c)
+	}
+	for name, b := range inputs {
+		var ps jsonx.Parser
+		if _, err := decodeRequestTree(&ps, append([]byte(nil), b...), nil, false); err != nil {
+			continue // a golden error case
+		}
+		if !checkDirect(t, b, nil, &m) {
+			t.Errorf("%s: valid, but the direct decoder gave up", name)
+		}
+	}
+}
+
+// The engine-owned Request is reused: a second decode must not leak
+// anything from the first (stale chunks, scores, embeddings, strings).
+func TestDecodeDirectEngineReuse(t *testing.T) {
+	e, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `{"query":"first","now":"2024-05-01T12:00:00Z","query_embedding":[1,2],"chunks":[{"id":"a","title":"T","text":"long text","scores":{"vector":0.5,"bm25":3},"trust":0.5,"untrusted":true,"embedding":[3,4],"temperature":2,"updated_at":"2023-01-01T00:00:00Z"},{"id":"b"}],"results_per_query":[[{"id":"x"}]]}`
+	small := `{"query":"second","chunks":[{"text":"t"}]}`
+	for _, s := range []string{big, small, big, small} {
+		got, err := e.DecodeRequestInPlace([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := DecodeRequest([]byte(s), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("engine-owned decode of %s:\n got %+v\nwant %+v", s, got, want)
+		}
+	}
+}
+
+// In steady state the engine's decode allocates nothing: the point of the
+// engine-owned Request (TinyGo's collector, docs/performance.md).
+func TestDecodeInPlaceAllocatesNothing(t *testing.T) {
+	e, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := [][]byte{benchRequest(20), benchRequest(40), []byte(directCases[4]), []byte(directCases[5])}
+	buf := make([]byte, 0, 64<<10)
+	run := func() {
+		for _, r := range reqs {
+			buf = append(buf[:0], r...)
+			if _, err := e.DecodeRequestInPlace(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run() // warm up: the engine's memory grows to the largest request
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("DecodeRequestInPlace allocates %v times per %d requests in steady state, want 0", n, len(reqs))
+	}
+}
+
+// FuzzDecodeDirect is the differential fuzz target: the direct decoder
+// against the tree decoder under three limit sets, with one engine memory
+// reused across inputs as a guest reuses it.
+func FuzzDecodeDirect(f *testing.F) {
+	for _, c := range directCases {
+		f.Add([]byte(c))
+	}
+	f.Add(benchRequest(2))
+	var m requestMemory
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, lim := range directLimits {
+			checkDirect(t, data, lim, &m)
+		}
+	})
+}
