@@ -1,8 +1,11 @@
 package gate
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,6 +114,45 @@ func TestAppendValidation(t *testing.T) {
 	for _, tc := range tests {
 		if got := string(AppendValidation(nil, &tc.v)); got != tc.want {
 			t.Errorf("AppendValidation =\n%s\nwant\n%s", got, tc.want)
+		}
+	}
+}
+
+// TestEvaluateMatchesDecide: Evaluate (which may write the prompt's sources
+// straight from the chunks) and AppendDecision over Decide's decision give
+// the same bytes for every golden request, whichever ran before.
+func TestEvaluateMatchesDecide(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", "*", "*.json"))
+	if len(files) < 20 {
+		t.Fatalf("%d golden requests", len(files))
+	}
+	engines := map[string]*Engine{}
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(f))
+		e := engines[name]
+		if e == nil {
+			e = presetEngine(t, name)
+			engines[name] = e
+		}
+		req, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := 0; round < 2; round++ {
+			got, err := e.Evaluate(req)
+			d, derr := decideJSON(e, req)
+			if (err == nil) != (derr == nil) {
+				t.Fatalf("%s: Evaluate error %v, Decide error %v", f, err, derr)
+			}
+			if err != nil {
+				continue
+			}
+			if want := AppendDecision(nil, d); !bytes.Equal(got, want) {
+				t.Fatalf("%s round %d: Evaluate\n%s\nAppendDecision(Decide)\n%s", f, round, got, want)
+			}
+			if d.Prompt != nil && d.Prompt.Minimal == "" && d.Prompt.Sources == "" {
+				t.Fatalf("%s: Decide's prompt has no sources", f)
+			}
 		}
 	}
 }
