@@ -42,66 +42,104 @@ func parseDecision(b []byte) (*decisionView, error) {
 	return readDecision(b, true)
 }
 
-// readDecision walks the decision's top-level members and parses only those
+// readDecision walks the decision's top-level members and reads only those
 // it needs: the prompt, which holds every kept chunk's text, is skipped
 // unless withPrompt (gateway mode rewrites the messages with it). The core
-// wrote these bytes, so they are valid JSON.
+// wrote these bytes, so they are valid JSON; the walk (walk.go) does not
+// parse them again, and it copies what it keeps, so the view never holds the
+// decision's buffer (a record kept for feedback would otherwise pin it).
 func readDecision(b []byte, withPrompt bool) (*decisionView, error) {
 	d := &decisionView{}
 	var bad error
-	parse := func(val []byte, depth int) *jsonx.Value {
-		v, err := jsonx.Parse(val, depth)
+	str := func(val []byte) string {
+		s, err := stringValue(val)
 		if err != nil {
 			bad = err
-			return nil
 		}
-		return &v
+		return s
 	}
-	ok := eachTopMember(b, func(key, val []byte) {
+	ok := walkMembers(b, func(key, val []byte) {
 		switch string(key) {
 		case "action":
-			d.Action = parse(val, 1).Str()
+			d.Action = str(val)
 		case "level":
-			d.Level = parse(val, 1).Str()
+			d.Level = str(val)
 		case "confidence":
 			d.Confidence = json.Number(val)
 		case "caveat":
-			d.Caveat = parse(val, 1).Str()
+			d.Caveat = str(val)
 		case "signals":
 			if val[0] == '{' {
 				d.Signals = append([]byte(nil), val...)
 			}
 		case "chunks":
-			cs := parse(val, 4)
-			d.Chunks = make([]chunkView, cs.Len())
-			for i := range d.Chunks {
-				c := cs.Index(i)
-				d.Chunks[i] = chunkView{ID: c.Get("id").Str(), DocID: c.Get("doc_id").Str(), Tag: c.Get("tag").Str(),
-					Kept: c.Get("kept").Bool(), Score: json.Number(c.Get("score").Raw())}
-			}
+			d.Chunks = make([]chunkView, 0, 8)
+			walkElements(val, func(el []byte) {
+				var c chunkView
+				walkMembers(el, func(k, v []byte) {
+					switch string(k) {
+					case "id":
+						c.ID = str(v)
+					case "doc_id":
+						c.DocID = str(v)
+					case "tag":
+						c.Tag = str(v)
+					case "kept":
+						c.Kept = string(v) == "true"
+					case "score":
+						if isNumber(v) {
+							c.Score = json.Number(v)
+						}
+					}
+				})
+				d.Chunks = append(d.Chunks, c)
+			})
 		case "prompt":
 			if withPrompt && val[0] == '{' {
-				p := parse(val, 2)
-				d.Prompt = &promptView{p.Get("instructions").Str(), p.Get("sources").Str(), p.Get("minimal").Str()}
+				p := &promptView{}
+				walkMembers(val, func(k, v []byte) {
+					switch string(k) {
+					case "instructions":
+						p.Instructions = str(v)
+					case "sources":
+						p.Sources = str(v)
+					case "minimal":
+						p.Minimal = str(v)
+					}
+				})
+				d.Prompt = p
 			}
 		case "refusal":
 			if val[0] == '{' {
-				r := parse(val, 2)
-				d.Refusal = &refusalView{r.Get("type").Str(), r.Get("message").Str()}
+				r := &refusalView{}
+				walkMembers(val, func(k, v []byte) {
+					switch string(k) {
+					case "type":
+						r.Type = str(v)
+					case "message":
+						r.Message = str(v)
+					}
+				})
+				d.Refusal = r
 			}
 		case "confidence_factors":
-			fs := parse(val, 2)
-			d.ConfidenceFactors = make([]string, fs.Len())
-			for i := range d.ConfidenceFactors {
-				d.ConfidenceFactors[i] = fs.Index(i).Str()
-			}
+			d.ConfidenceFactors = []string{}
+			walkElements(val, func(el []byte) { d.ConfidenceFactors = append(d.ConfidenceFactors, str(el)) })
 		case "gap_event":
 			if val[0] == '{' {
 				d.GapEvent = append([]byte(nil), val...)
 			}
 		case "policy":
-			p := parse(val, 2)
-			d.Policy = policyRef{p.Get("name").Str(), p.Get("version").Str(), p.Get("sha256").Str()}
+			walkMembers(val, func(k, v []byte) {
+				switch string(k) {
+				case "name":
+					d.Policy.Name = str(v)
+				case "version":
+					d.Policy.Version = str(v)
+				case "sha256":
+					d.Policy.SHA256 = str(v)
+				}
+			})
 		}
 	})
 	switch {
@@ -113,6 +151,11 @@ func readDecision(b []byte, withPrompt bool) (*decisionView, error) {
 		return nil, errBadDecision
 	}
 	return d, nil
+}
+
+// isNumber reports whether val starts like a JSON number.
+func isNumber(val []byte) bool {
+	return len(val) > 0 && (val[0] == '-' || val[0] >= '0' && val[0] <= '9')
 }
 
 type errString string

@@ -1,20 +1,18 @@
 package server
 
 import (
-	"bytes"
-
 	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 // requestQuery reads the question and the query embedding of a gate request
 // the gate has just accepted (so it is valid JSON) without parsing the whole
-// document: it walks the top-level members and skips values by bracket
-// counting, which costs a fraction of a full parse of the chunk texts. Keys
-// with escapes, which the walk does not decode, fall back to the parser.
+// document: it walks the top-level members and skips the others (walk.go),
+// which costs a fraction of a full parse of the chunk texts. Keys with
+// escapes, which the walk does not decode, fall back to the parser.
 func requestQuery(body []byte) (string, []byte) {
 	var query, emb []byte
-	ok := eachTopMember(body, func(key, val []byte) {
+	ok := walkMembers(body, func(key, val []byte) {
 		switch string(key) {
 		case "query":
 			query = val
@@ -30,14 +28,11 @@ func requestQuery(body []byte) (string, []byte) {
 	if !ok {
 		return requestQuerySlow(body)
 	}
-	if len(query) < 2 || query[0] != '"' {
-		return "", emb
-	}
-	v, err := jsonx.Parse(query, 1)
+	q, err := stringValue(query)
 	if err != nil {
 		return "", emb
 	}
-	return v.Str(), emb
+	return q, emb
 }
 
 func requestQuerySlow(body []byte) (string, []byte) {
@@ -50,18 +45,4 @@ func requestQuerySlow(body []byte) (string, []byte) {
 		emb = jsonx.AppendValue(nil, e)
 	}
 	return v.Get("query").Str(), emb
-}
-
-// eachTopMember calls fn with each top-level member's raw key and raw value,
-// walked by gate/chat's scanner. It returns false when the input is not an
-// object it can walk, or has a key with escapes (the walk does not decode
-// them): then nothing should be trusted and callers use the parser.
-func eachTopMember(b []byte, fn func(key, val []byte)) bool {
-	escaped := false
-	ok := chat.EachMember(b, func(key, val []byte) {
-		if escaped = escaped || bytes.IndexByte(key, '\\') >= 0; !escaped {
-			fn(key, val)
-		}
-	})
-	return ok && !escaped
 }

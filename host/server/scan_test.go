@@ -50,7 +50,7 @@ func FuzzRequestQuery(f *testing.F) {
 
 func eachTopMemberValid(b []byte) (int, bool) {
 	n := 0
-	return n, eachTopMember(b, func(k, v []byte) { n++ })
+	return n, eachTopMemberRef(b, func(k, v []byte) { n++ })
 }
 
 // TestReadDecision: the member walk reads every golden decision as the full
