@@ -86,7 +86,8 @@ type directDecoder struct {
 // false when it gave up (see above). lim is resolved.
 func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *Request, ok bool) {
 	if m == nil {
-		m = &requestMemory{}
+		// Room for a typical chunk's strings, so the scratch rarely grows.
+		m = &requestMemory{tmp: make([]byte, 0, 4096)}
 	}
 	d := directDecoder{src: data, lim: lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
 	if owned {
@@ -714,10 +715,10 @@ func (d *directDecoder) chunkList(li, level int) ([]Chunk, bool) {
 		}
 		cs = d.m.lists[li][:0]
 		if cs == nil {
-			cs = make([]Chunk, 0, 8)
+			cs = make([]Chunk, 0, 16)
 		}
 	} else {
-		cs = make([]Chunk, 0, 8)
+		cs = make([]Chunk, 0, 16)
 	}
 	if !d.next(']') {
 		for {

@@ -221,3 +221,22 @@ func FuzzDecodeDirect(f *testing.F) {
 		}
 	})
 }
+
+// The engine-owned path (a guest's), beside BenchmarkDecodeRequest20InPlace
+// (caller-owned): the difference is the allocation of the Request.
+func BenchmarkEngineDecodeInPlace20(b *testing.B) {
+	e, err := NewEngine(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := benchRequest(20)
+	buf := make([]byte, len(data))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ { // not b.Loop: TinyGo lacks it
+		copy(buf, data)
+		if _, err := e.DecodeRequestInPlace(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

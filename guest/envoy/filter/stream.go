@@ -97,7 +97,9 @@ func (s *stream) gate(body []byte) types.Action {
 		return s.fail(err)
 	}
 	p.scratch = ch.GateRequest(p.scratch[:0])
-	req, err := gate.DecodeRequest(p.scratch, &p.engine.Policy().Limits)
+	// Engine-owned and decoded in place: no allocation for the request, and
+	// nothing below keeps it past this call (the verdict copies what it needs).
+	req, err := p.engine.DecodeRequestInPlace(p.scratch)
 	if err != nil {
 		return s.fail(ch.UserField(err))
 	}
