@@ -105,10 +105,10 @@ func checkStringRef(t *testing.T, s string) {
 
 // TestPlainLen checks the block test against the byte table for each stop.
 func TestPlainLen(t *testing.T) {
-	for _, stop := range []byte{'"', '[', 'a', 0x7f} {
+	for _, stop := range []byte{'"', '[', 'a', 0, 0x7f, 0x80, 0xdb, 0xff} {
 		for c := 0; c < 256; c++ {
-			for at := 0; at < 12; at++ {
-				b := []byte(strings.Repeat("xy", 6))
+			for at := 0; at < 40; at++ {
+				b := []byte(strings.Repeat("xy", 20))
 				b[at] = byte(c)
 				want := 0
 				for want < len(b) && safeOut[b[want]] && b[want] != stop {
@@ -127,4 +127,27 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkStringRef(t, s) })
+}
+
+// benchText is ~24 KB of prose with a quote pair and a line break every
+// ~370 bytes, like a decision's sources block.
+var benchText = strings.Repeat("Photosynthesis converts light energy into chemical energy stored in glucose. "+
+	"In the light-dependent reactions, chlorophyll absorbs photons and water is split, releasing oxygen.\n"+
+	"The Calvin cycle then fixes carbon dioxide into three-carbon sugars using ATP and NADPH. "+
+	"Rates depend on light intensity, CO2 concentration and temperature (\"limiting factors\"). ", 65)
+
+func BenchmarkAppendString(b *testing.B) {
+	buf := make([]byte, 0, 2*len(benchText))
+	b.SetBytes(int64(len(benchText)))
+	for i := 0; i < b.N; i++ { // not b.Loop: TinyGo lacks it
+		buf = AppendString(buf[:0], benchText)
+	}
+}
+
+func BenchmarkAppendStringRef(b *testing.B) {
+	buf := make([]byte, 0, 2*len(benchText))
+	b.SetBytes(int64(len(benchText)))
+	for i := 0; i < b.N; i++ {
+		buf = appendStringRef(buf[:0], benchText)
+	}
 }
