@@ -9,9 +9,15 @@ import "github.com/ctxgate/ctxgate/gate/jsonx"
 // keys and a host can read it without presence checks. The bytes depend only
 // on d, never on the build or the host.
 func AppendDecision(dst []byte, d *Decision) []byte {
+	return appendDecision(dst, d, nil)
+}
+
+// appendDecision is AppendDecision; when d's prompt is the one later stands
+// for, its sources come from later's chunks (encode_sources.go).
+func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 	// Grow once to about the final size: the prompt dominates a large
 	// decision, and growing by doubling from nil copied it several times.
-	if need := decisionSizeHint(d); cap(dst)-len(dst) < need {
+	if need := decisionSizeHint(d) + later.sizeHint(d.Prompt); cap(dst)-len(dst) < need {
 		dst = append(make([]byte, 0, len(dst)+need), dst...)
 	}
 	dst = append(dst, `{"action":`...)
@@ -42,7 +48,11 @@ func AppendDecision(dst []byte, d *Decision) []byte {
 		dst = append(dst, `{"instructions":`...)
 		dst = jsonx.AppendString(dst, p.Instructions)
 		dst = append(dst, `,"sources":`...)
-		dst = jsonx.AppendString(dst, p.Sources)
+		if later.stands(p) {
+			dst = appendSourcesJSON(dst, later.chunks, later.warning)
+		} else {
+			dst = jsonx.AppendString(dst, p.Sources)
+		}
 		dst = append(dst, `,"minimal":`...)
 		dst = jsonx.AppendString(dst, p.Minimal)
 		dst = append(dst, '}')

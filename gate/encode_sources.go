@@ -97,3 +97,51 @@ func appendEscapedJSON(dst []byte, s string, oneLine bool) []byte {
 		}
 	}
 }
+
+// sourcesLater lets Evaluate skip building the sources string: while on,
+// constrainedPrompt leaves Prompt.Sources empty and records the kept chunks
+// here (hold), and Evaluate's encoder writes the block from them
+// (appendDecision). Decide's decisions are handed to the caller, so theirs
+// is always built.
+type sourcesLater struct {
+	on      bool
+	prompt  *Prompt  // the prompt whose Sources the chunks stand for
+	chunks  []*Chunk // kept chunks in tag order (reused between calls)
+	warning string
+	size    int // bytes of the chunks' fields, for the size hint
+}
+
+// hold records order's chunks for the encoder and returns the prompt
+// without its sources. The chunks are copied out of order: decide reuses
+// it to rank the gap event's chunks after building the prompt.
+func (l *sourcesLater) hold(e *Engine, order []int, instructions string) *Prompt {
+	l.chunks, l.size = l.chunks[:0], 0
+	for _, i := range order {
+		c := e.work[i].c
+		l.chunks = append(l.chunks, c)
+		l.size += len(c.DocID) + len(c.Title) + len(c.Text) + 32
+	}
+	l.warning = e.policy.Messages.UntrustedWarning
+	l.prompt = &Prompt{Instructions: instructions}
+	return l.prompt
+}
+
+func (l *sourcesLater) stands(p *Prompt) bool {
+	return l != nil && l.prompt != nil && l.prompt == p
+}
+
+func (l *sourcesLater) sizeHint(p *Prompt) int {
+	if !l.stands(p) {
+		return 0
+	}
+	return l.size + l.size/32
+}
+
+// appendDecision encodes the decision whose prompt l holds, then drops the
+// chunk pointers so the engine does not keep the request alive.
+func (l *sourcesLater) appendDecision(dst []byte, d *Decision) []byte {
+	dst = appendDecision(dst, d, l)
+	clear(l.chunks)
+	l.chunks, l.prompt = l.chunks[:0], nil
+	return dst
+}

@@ -119,3 +119,37 @@ func FuzzSourcesJSON(f *testing.F) {
 			{DocID: title, Title: docID, Text: text + title, Untrusted: !untrusted}})
 	})
 }
+
+// TestSourcesLater: a decision whose prompt holds its chunks (Evaluate's
+// path) encodes to the same bytes as one whose sources were built.
+func TestSourcesLater(t *testing.T) {
+	e := presetEngine(t, "support-agent")
+	var chunks []Chunk
+	for i, s := range escapeCases {
+		chunks = append(chunks, Chunk{ID: s, DocID: escapeCases[(i+3)%len(escapeCases)], Title: s, Text: s, Untrusted: i%2 == 1})
+	}
+	e.work = make([]chunkWork, len(chunks))
+	order := make([]int, len(chunks))
+	for i := range chunks {
+		e.work[i].c, order[len(chunks)-1-i] = &chunks[i], i
+	}
+	var l sourcesLater
+	for round := 0; round < 2; round++ {
+		built := &Decision{Action: ActionInject, Prompt: e.constrainedPrompt(order)}
+		held := &Decision{Action: ActionInject, Prompt: l.hold(e, order, built.Prompt.Instructions)}
+		if held.Prompt.Sources != "" || len(l.chunks) != len(chunks) {
+			t.Fatalf("hold built the sources or lost chunks")
+		}
+		got, want := l.appendDecision([]byte("p:"), held), AppendDecision([]byte("p:"), built)
+		if string(got) != string(want) {
+			t.Fatalf("held:\n%s\nbuilt:\n%s", got, want)
+		}
+		if l.prompt != nil || len(l.chunks) != 0 {
+			t.Fatalf("appendDecision kept the request's chunks")
+		}
+		// Once encoded, the same prompt is an ordinary empty one.
+		if again := AppendDecision(nil, held); string(again) == string(want[2:]) {
+			t.Fatalf("a released prompt still wrote the held sources")
+		}
+	}
+}
