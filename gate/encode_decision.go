@@ -78,7 +78,7 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 	dst = append(dst, `,"recommendations":`...)
 	dst = appendStrings(dst, d.Recommendations)
 	dst = append(dst, `,"gap_event":`...)
-	dst = appendGapEvent(dst, d.GapEvent)
+	dst = AppendGapEvent(dst, d.GapEvent)
 	dst = append(dst, `,"policy":{"name":`...)
 	dst = jsonx.AppendString(dst, d.Policy.Name)
 	dst = append(dst, `,"version":`...)
@@ -121,47 +121,6 @@ func appendChunkOutcome(dst []byte, c *ChunkOutcome) []byte {
 		dst = jsonx.AppendFloat(dst, c.Fused)
 	}
 	return append(dst, '}')
-}
-
-// appendGapEvent writes a gap event or null. query_embedding is omitted when
-// the request had none (an empty vector is not an embedding).
-func appendGapEvent(dst []byte, g *GapEvent) []byte {
-	if g == nil {
-		return append(dst, "null"...)
-	}
-	dst = append(dst, `{"kind":`...)
-	dst = jsonx.AppendString(dst, g.Kind)
-	dst = append(dst, `,"query":`...)
-	dst = jsonx.AppendString(dst, g.Query)
-	if len(g.QueryEmbedding) > 0 {
-		dst = append(dst, `,"query_embedding":[`...)
-		for i, x := range g.QueryEmbedding {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonx.AppendFloat(dst, x)
-		}
-		dst = append(dst, ']')
-	}
-	dst = append(dst, `,"confidence":`...)
-	dst = jsonx.AppendFloat(dst, g.Confidence)
-	dst = append(dst, `,"signals":`...)
-	dst = appendSignals(dst, g.Signals)
-	dst = append(dst, `,"top_chunks":[`...)
-	for i := range g.TopChunks {
-		c := &g.TopChunks[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"id":`...)
-		dst = jsonx.AppendString(dst, c.ID)
-		dst = append(dst, `,"doc_id":`...)
-		dst = jsonx.AppendString(dst, c.DocID)
-		dst = append(dst, `,"score":`...)
-		dst = jsonx.AppendFloat(dst, c.Score)
-		dst = append(dst, '}')
-	}
-	return append(dst, "]}"...)
 }
 
 // appendSignals writes signals as one object {name: value} in slice order

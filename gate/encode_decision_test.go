@@ -59,7 +59,7 @@ func TestAppendDecisionEmpty(t *testing.T) {
 		t.Errorf("AppendDecision =\n%s\nwant\n%s", got, want)
 	}
 	// A gap event without an embedding omits query_embedding.
-	g := string(appendGapEvent(nil, &GapEvent{Kind: "refusal_hard", Query: "q"}))
+	g := string(AppendGapEvent(nil, &GapEvent{Kind: "refusal_hard", Query: "q"}))
 	if g != `{"kind":"refusal_hard","query":"q","confidence":0,"signals":{},"top_chunks":[]}` {
 		t.Errorf("gap event = %s", g)
 	}

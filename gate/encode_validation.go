@@ -13,6 +13,6 @@ func AppendValidation(dst []byte, v *Validation) []byte {
 	dst = append(dst, `,"uncited_sentences":`...)
 	dst = appendStrings(dst, v.UncitedSentences)
 	dst = append(dst, `,"gap_event":`...)
-	dst = appendGapEvent(dst, v.GapEvent)
+	dst = AppendGapEvent(dst, v.GapEvent)
 	return append(dst, '}')
 }
