@@ -58,6 +58,9 @@ type queryInfo struct {
 	// bloom has bit hash>>58 set for every term: most chunk tokens are no
 	// query term, and one test turns them away before the table probe.
 	bloom uint64
+	// tail is the block scanner's bloom: tailBits of every ASCII term's
+	// tailKey, a filter it can test without hashing a word (scanASCII).
+	tail uint64
 	found []bool // per term: found in some chunk
 	seen  []int  // per term: index+1 of the last chunk it was found in
 	table []int32
@@ -85,7 +88,7 @@ func (e *Engine) analyseQuery(query string) {
 	e.toks, _ = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
 	q.terms = q.terms[:0]
 	q.n001, q.n002, q.nAns = 0, 0, 0
-	q.bloom = 0
+	q.bloom, q.tail = 0, 0
 	size := 8
 	for size < len(e.toks)*2 {
 		size <<= 1
@@ -134,6 +137,9 @@ func (e *Engine) analyseQuery(query string) {
 		}
 		q.terms = append(q.terms, qt)
 		q.bloom |= 1 << (t.hash >> 58)
+		if !t.cjk && isASCII(word) {
+			q.tail |= tailBits(tailKey(word))
+		}
 		mask := uint64(len(q.table) - 1)
 		for j := t.hash & mask; ; j = (j + 1) & mask {
 			if q.table[j] == 0 {

@@ -9,8 +9,9 @@ import (
 // f900ae7): tokenize the text into a slice, then look each token up. It is
 // the reference scanText must match in counts and in the terms it marks
 // (TestScanTextMatchesRef, FuzzScanText).
-func (q *queryInfo) scanTextRef(s string, stamp int, hits *termHits, toks []token) (words, chars int) {
-	toks, chars = tokenize(s, toks[:0], nil, nil)
+func (q *queryInfo) scanTextRef(s string, stamp int, hits *termHits, scratch *[]token) (words, chars int) {
+	toks, chars := tokenize(s, (*scratch)[:0], nil, nil)
+	*scratch = toks
 	for _, t := range toks {
 		if q.bloom&(1<<(t.hash>>58)) == 0 {
 			continue
@@ -55,7 +56,7 @@ func checkScanText(t *testing.T, e *Engine, query, s string) termHits {
 	found := append([]bool(nil), q.found...)
 	q.found = resizeBool(q.found, len(q.terms))
 	q.seen = resizeInt(q.seen, len(q.terms))
-	wordsRef, charsRef := q.scanTextRef(s, 1, &want, nil)
+	wordsRef, charsRef := q.scanTextRef(s, 1, &want, new([]token))
 	if words != wordsRef || chars != charsRef || got != want {
 		t.Fatalf("query %q text %q: words %d chars %d hits %+v, reference %d %d %+v",
 			query, s, words, chars, got, wordsRef, charsRef, want)

@@ -440,9 +440,10 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 	var prevCJK rune = -1
 	cjkRun := 0
 	extra := 0 // bytes beyond the first of each multi-byte rune
+	stop := 0  // where the blocks last stopped: no going back before it
 	for i := 0; i < len(s); {
-		if sh == 0 && cjkRun == 0 && i+8 <= len(s) {
-			i, h, n, words = q.scanBlocks(s, i, h, n, words, stamp, hits)
+		if n == 0 && cjkRun == 0 && i >= stop && i+8 <= len(s) {
+			i, stop, words = q.scanASCII(s, i, words, stamp, hits)
 			if i == len(s) {
 				break
 			}
@@ -606,4 +607,154 @@ func (q *queryInfo) scanBlocks(s string, i int, h uint64, n, words, stamp int, h
 		}
 	}
 	return i, h, n, words
+}
+
+// scanASCII walks s from i in eight-byte blocks of ASCII text with no word
+// open at i, counting words and finding the query's terms among them.
+// Unlike a word-by-word walk (tokenizeBlocks) it never moves by a word:
+// every block is classified once, and a short loop visits the words ending
+// in it, each seen through the eight bytes before its end (this block and
+// the one before). That trades the two hard-to-predict branches per word of
+// a word-by-word walk (is the next word in this block? does the next block
+// start with one?) for the loop's exit. Words are not hashed: each is first
+// tested against q.tail with its tailKey, one multiply, and only the few
+// that pass (a few in a hundred words that are no query term) are hashed,
+// by scanPassed, outside the loop.
+//
+// It stops at a block holding a byte >= 0x80 or fewer than eight bytes from
+// the end. A word still open there is handed back unfinished and uncounted:
+// resume is its start (the byte loop tokenizes it again, whole); else resume
+// is where the blocks stopped. The byte loop must not come back here before
+// stop.
+func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) (resume, stop, words2 int) {
+	i := from
+	var before, prev, prevM uint64
+	for {
+		var passed uint64
+		i, before, prev, prevM, passed, words = scanBlocks(s, i, prev, prevM, q.tail, words)
+		if passed == 0 {
+			break
+		}
+		q.scanPassed(s, from, i-8, passed, before, prev, stamp, hits)
+	}
+	if prevM>>56 != 0 {
+		// A word is open: back to its start.
+		start := i
+		for start > from && isASCIIWordByte(s[start-1]) {
+			start--
+		}
+		return start, i, words
+	}
+	return i, i, words
+}
+
+// scanBlocks is scanASCII's loop over blocks. It returns after the first
+// block with a word that passed the filter (passed has bit 8k set for the
+// word ending k bytes into that block, the one before i), or where the
+// blocks stop (passed is 0). prev and prevM are the last block done,
+// lower-cased, and its word mask; before is the block before it. It calls
+// nothing, so that everything it keeps lives in registers.
+func scanBlocks(s string, i int, prev, prevM, tail uint64, words int) (i2 int, before, prev2, prevM2, passed uint64, words2 int) {
+	for i+8 <= len(s) {
+		x := load64(s, i)
+		if x&msb != 0 {
+			break
+		}
+		y := x | 0x20*lsb // letters lower-cased; digits keep their 0x20 bit
+		letters := ((y | msb) - 'a'*lsb) & (('z'*lsb | msb) - y) & msb
+		digits := ((x | msb) - '0'*lsb) & (('9'*lsb | msb) - x) & msb
+		m := letters | digits           // 0x80 in each word byte
+		ends := (m<<8 | prevM>>56) &^ m // separators right after a word
+		passed = 0
+		for e := ends; e != 0; e &= e - 1 {
+			k := uint(bits.TrailingZeros64(e)) & 56 // the word ends at i+k/8
+			words++
+			// The eight bytes ending there, and which of them are word
+			// bytes: the word is the top ones, up to the last separator.
+			win := prev>>k | y<<((56-k)&56)<<8
+			wm := prevM>>k | m<<((56-k)&56)<<8
+			key := win >> (uint(64-bits.LeadingZeros64(^wm&msb)) & 63)
+			p := key * hashMul
+			if f := uint64(1)<<(p>>58) | uint64(1)<<(p>>52&63); tail&f == f {
+				passed |= 1 << k
+			}
+		}
+		i += 8
+		if passed != 0 {
+			return i, prev, y, m, passed, words
+		}
+		prev, prevM = y, m
+	}
+	return i, 0, prev, prevM, 0, words
+}
+
+func isASCIIWordByte(c byte) bool { return c < utf8.RuneSelf && wordByte[c] != 0 }
+
+// scanPassed hashes the words ending in the block at i that passed
+// scanASCII's filter (bit 8k of passed: the word ending at i+k) and looks
+// them up. prev and y are the block before and this one, lower-cased.
+func (q *queryInfo) scanPassed(s string, from, i int, passed, prev, y uint64, stamp int, hits *termHits) {
+	for ; passed != 0; passed &= passed - 1 {
+		k := uint(bits.TrailingZeros64(passed)) & 56
+		end := i + int(k>>3)
+		start := end
+		for start > from && isASCIIWordByte(s[start-1]) {
+			start--
+		}
+		q.test(hashWord(s, start, end, prev>>k|y<<((56-k)&56)<<8), stamp, hits)
+	}
+}
+
+// hashWord is the hash of the ASCII word s[start:end], whose last eight
+// bytes, lower-cased, are win.
+func hashWord(s string, start, end int, win uint64) uint64 {
+	if l := uint(end - start); l < 8 {
+		return hashSum(hashSeed, win>>(64-8*l), 8*l)
+	}
+	return hashLong(s, start, end, win)
+}
+
+// hashLong is the hash of the ASCII word s[start:end] (8 bytes or more),
+// whose last eight bytes, lower-cased, are win.
+func hashLong(s string, start, end int, win uint64) uint64 {
+	h := uint64(hashSeed)
+	j := start
+	for ; j+8 <= end; j += 8 {
+		h = hashBlock(h, load64(s, j)|0x20*lsb)
+	}
+	r := uint(end - j)
+	if r == 0 {
+		return hashSum(h, 0, 0)
+	}
+	return hashSum(h, win>>(64-8*r), 8*r)
+}
+
+// tailKey is the key scanASCII's filter uses for an ASCII word, folded: its
+// last eight bytes (all of it when shorter) as a little-endian integer. A
+// block scanner has those bytes in hand at the word's end, whatever the
+// word's length, so it can turn most words away without hashing them.
+func tailKey(w []byte) uint64 {
+	if len(w) > 8 {
+		w = w[len(w)-8:]
+	}
+	var k uint64
+	for i := len(w) - 1; i >= 0; i-- {
+		k = k<<8 | uint64(w[i])
+	}
+	return k
+}
+
+// tailBits are the two filter bits of a tail key.
+func tailBits(key uint64) uint64 {
+	p := key * hashMul
+	return 1<<(p>>58) | 1<<(p>>52&63)
+}
+
+func isASCII(w []byte) bool {
+	for _, c := range w {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

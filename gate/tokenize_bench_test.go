@@ -41,3 +41,32 @@ func BenchmarkTokenizeRef(b *testing.B) {
 		toks = tokenizeRef(s, toks[:0], nil, nil)
 	}
 }
+
+// BenchmarkScanText is prepare's per-chunk scan over 30 KB of prose against
+// a five-term query; BenchmarkScanTextRef is the tokenize-then-look-up loop
+// it replaced, for the ratio.
+func BenchmarkScanText(b *testing.B) { benchScan(b, false) }
+
+func BenchmarkScanTextRef(b *testing.B) { benchScan(b, true) }
+
+func benchScan(b *testing.B, ref bool) {
+	e, err := NewEngine(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.analyseQuery("how do plants turn light energy into sugar")
+	s := benchText()
+	q := &e.q
+	var toks []token
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var hits termHits
+		if ref {
+			q.scanTextRef(s, i+1, &hits, &toks)
+		} else {
+			q.scanText(s, i+1, &hits)
+		}
+	}
+}
