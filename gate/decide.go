@@ -60,7 +60,7 @@ type queryInfo struct {
 	bloom uint64
 	// tail is the block scanner's bloom: tailBits of every ASCII term's
 	// tailKey, a filter it can test without hashing a word (scanASCII).
-	tail uint64
+	tail  uint64
 	found []bool // per term: found in some chunk
 	seen  []int  // per term: index+1 of the last chunk it was found in
 	table []int32
