@@ -3,9 +3,13 @@ package server
 import (
 	"encoding/json"
 	"hash/maphash"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -28,59 +32,63 @@ type topChunk struct {
 	Score json.Number
 }
 
-// newRecord keeps the decision's kept chunks (S1 first), at most 5, like the
-// core's gap_event.top_chunks.
+// newRecord keeps the decision's top five chunks by score, kept or not, as
+// the core ranks gap_event.top_chunks: the decision lists kept chunks by
+// score and then dropped ones in input order, so a stable sort by score
+// gives the core's order (up to ties between a kept and a dropped chunk
+// whose scores agree to six decimals, which the decision cannot tell apart).
 func newRecord(query string, embedding []byte, d *decisionView) *record {
 	r := &record{query: query, embedding: embedding, confidence: d.confidenceRaw(), signals: d.Signals, policy: d.Policy, at: time.Now()}
-	for _, c := range d.Chunks {
-		if !c.Kept || len(r.top) == 5 {
-			continue
-		}
+	idx := make([]int, len(d.Chunks))
+	score := make([]float64, len(d.Chunks))
+	for i, c := range d.Chunks {
+		idx[i] = i
+		score[i], _ = c.Score.Float64()
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return score[idx[a]] > score[idx[b]] })
+	for _, i := range idx[:min(5, len(idx))] {
+		c := d.Chunks[i]
 		r.top = append(r.top, topChunk{c.ID, c.DocID, c.Score})
 	}
 	return r
 }
 
-// appendGapEvent writes a gap_event object for r in the core's field order.
+// gapEvent is r as the core's gap event of the given kind: the fields the
+// core's gapEvent would have set for this decision, read back from the
+// decision's and the request's JSON. The server writes it with the core's
+// own encoder (gate.AppendGapEvent), so a thumbs-down event and a decision's
+// gap_event have the same bytes for the same fields.
+func (r *record) gapEvent(kind string) *gate.GapEvent {
+	g := &gate.GapEvent{Kind: kind, Query: strings.TrimSpace(r.query)} // the core trims the query
+	g.Confidence, _ = strconv.ParseFloat(r.confidence, 64)
+	if v, err := jsonx.Parse(r.embedding, 2); err == nil && v.Kind() == jsonx.Array && v.Len() > 0 {
+		g.QueryEmbedding = make([]float64, v.Len())
+		for i := range g.QueryEmbedding {
+			g.QueryEmbedding[i] = v.Index(i).Float()
+		}
+	}
+	if v, err := jsonx.Parse(r.signals, 2); err == nil && v.Kind() == jsonx.Object {
+		g.Signals = make([]gate.Signal, v.Len())
+		for i := range g.Signals {
+			g.Signals[i] = gate.Signal{Name: v.Key(i), Value: v.Member(i).Float()}
+		}
+	}
+	for _, c := range r.top {
+		score, _ := c.Score.Float64()
+		g.TopChunks = append(g.TopChunks, gate.GapChunk{ID: c.ID, DocID: c.DocID, Score: score})
+	}
+	return g
+}
+
+// appendGapEvent writes r's gap event of the given kind, with the
+// feedback's comment as one more member when there is one.
 func (r *record) appendGapEvent(dst []byte, kind, comment string) []byte {
-	dst = append(dst, `{"kind":`...)
-	dst = jsonx.AppendString(dst, kind)
-	dst = append(dst, `,"query":`...)
-	dst = jsonx.AppendString(dst, r.query)
-	if len(r.embedding) > 0 {
-		dst = append(dst, `,"query_embedding":`...)
-		dst = append(dst, r.embedding...)
+	dst = gate.AppendGapEvent(dst, r.gapEvent(kind))
+	if comment == "" {
+		return dst
 	}
-	dst = append(dst, `,"confidence":`...)
-	dst = append(dst, r.confidence...)
-	dst = append(dst, `,"signals":`...)
-	if len(r.signals) > 0 {
-		dst = append(dst, r.signals...)
-	} else {
-		dst = append(dst, "{}"...)
-	}
-	dst = append(dst, `,"top_chunks":[`...)
-	for i, c := range r.top {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"id":`...)
-		dst = jsonx.AppendString(dst, c.ID)
-		dst = append(dst, `,"doc_id":`...)
-		dst = jsonx.AppendString(dst, c.DocID)
-		dst = append(dst, `,"score":`...)
-		if c.Score == "" {
-			dst = append(dst, '0')
-		} else {
-			dst = append(dst, c.Score...)
-		}
-		dst = append(dst, '}')
-	}
-	dst = append(dst, ']')
-	if comment != "" {
-		dst = append(dst, `,"comment":`...)
-		dst = jsonx.AppendString(dst, comment)
-	}
+	dst = append(dst[:len(dst)-1], `,"comment":`...) // reopen the object
+	dst = jsonx.AppendString(dst, comment)
 	return append(dst, '}')
 }
 
