@@ -565,50 +565,6 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 	}
 }
 
-// scanBlocks is tokenizeBlocks for scanText: the same walk over eight ASCII
-// bytes at a time, counting each word and testing its hash against the
-// query's bloom instead of storing a token. n only says whether a word is
-// open (its rune count is no chunk's concern).
-func (q *queryInfo) scanBlocks(s string, i int, h uint64, n, words, stamp int, hits *termHits) (int, uint64, int, int) {
-	bloom := q.bloom
-	for i+8 <= len(s) {
-		x := load64(s, i)
-		if x&msb != 0 {
-			break
-		}
-		m, f := wordBlock(x)
-		if n == 0 {
-			if m == 0 {
-				i += 8
-				continue
-			}
-			if z := bits.TrailingZeros64(m) >> 3; z > 0 {
-				i += z // hashing starts at a word's first byte
-				continue
-			}
-		}
-		l := uint(bits.TrailingZeros64(^m&msb) >> 3) // word bytes from i
-		if l == 8 {
-			h = hashBlock(h, f)
-			n = 1
-			i += 8
-			continue
-		}
-		t := hashSum(h, f&(1<<(8*l)-1), 8*l)
-		words++
-		if bloom&(1<<(t>>58)) != 0 {
-			q.hit(t, stamp, hits)
-		}
-		h, n = hashSeed, 0
-		if next := m &^ (1<<(8*l) - 1); next != 0 {
-			i += bits.TrailingZeros64(next) >> 3
-		} else {
-			i += 8
-		}
-	}
-	return i, h, n, words
-}
-
 // scanASCII walks s from i in eight-byte blocks of ASCII text with no word
 // open at i, counting words and finding the query's terms among them.
 // Unlike a word-by-word walk (tokenizeBlocks) it never moves by a word:
@@ -628,16 +584,16 @@ func (q *queryInfo) scanBlocks(s string, i int, h uint64, n, words, stamp int, h
 // stop.
 func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) (resume, stop, words2 int) {
 	i := from
-	var before, prev, prevM uint64
+	var before, prev uint64
 	for {
 		var passed uint64
-		i, before, prev, prevM, passed, words = scanBlocks(s, i, prev, prevM, q.tail, words)
+		i, before, prev, passed, words = scanBlocks(s, i, prev, q.tail, words)
 		if passed == 0 {
 			break
 		}
 		q.scanPassed(s, from, i-8, passed, before, prev, stamp, hits)
 	}
-	if prevM>>56 != 0 {
+	if prev>>63 != 0 {
 		// A word is open: back to its start.
 		start := i
 		for start > from && isASCIIWordByte(s[start-1]) {
@@ -648,13 +604,15 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 	return i, i, words
 }
 
-// scanBlocks is scanASCII's loop over blocks. It returns after the first
-// block with a word that passed the filter (passed has bit 8k set for the
-// word ending k bytes into that block, the one before i), or where the
-// blocks stop (passed is 0). prev and prevM are the last block done,
-// lower-cased, and its word mask; before is the block before it. It calls
-// nothing, so that everything it keeps lives in registers.
-func scanBlocks(s string, i int, prev, prevM, tail uint64, words int) (i2 int, before, prev2, prevM2, passed uint64, words2 int) {
+// scanBlocks is scanASCII's loop over blocks. A block is kept as z: its
+// bytes lower-cased where they are letters, with the top bit set in each
+// word byte (ASCII leaves that bit free), so that one shift moves a word's
+// bytes and its word mask together. It returns after the first block with
+// a word that passed the filter (passed has bit 8k set for the word ending
+// k bytes into that block, the one before i), or where the blocks stop
+// (passed is 0). prev is the last block done, before the one before it. It
+// calls nothing, so that everything it keeps lives in registers.
+func scanBlocks(s string, i int, prev, tail uint64, words int) (i2 int, before, prev2, passed uint64, words2 int) {
 	for i+8 <= len(s) {
 		x := load64(s, i)
 		if x&msb != 0 {
@@ -663,17 +621,17 @@ func scanBlocks(s string, i int, prev, prevM, tail uint64, words int) (i2 int, b
 		y := x | 0x20*lsb // letters lower-cased; digits keep their 0x20 bit
 		letters := ((y | msb) - 'a'*lsb) & (('z'*lsb | msb) - y) & msb
 		digits := ((x | msb) - '0'*lsb) & (('9'*lsb | msb) - x) & msb
-		m := letters | digits           // 0x80 in each word byte
-		ends := (m<<8 | prevM>>56) &^ m // separators right after a word
+		m := letters | digits // 0x80 in each word byte
+		z := y | m
+		ends := (m<<8 | prev>>56&0x80) &^ m // separators right after a word
 		passed = 0
 		for e := ends; e != 0; e &= e - 1 {
 			k := uint(bits.TrailingZeros64(e)) & 56 // the word ends at i+k/8
 			words++
-			// The eight bytes ending there, and which of them are word
-			// bytes: the word is the top ones, up to the last separator.
-			win := prev>>k | y<<((56-k)&56)<<8
-			wm := prevM>>k | m<<((56-k)&56)<<8
-			key := win >> (uint(64-bits.LeadingZeros64(^wm&msb)) & 63)
+			// The eight bytes ending there: the word is the top ones, up
+			// to the last byte without the word bit.
+			w := prev>>k | z<<((56-k)&56)<<8
+			key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
 			p := key * hashMul
 			if f := uint64(1)<<(p>>58) | uint64(1)<<(p>>52&63); tail&f == f {
 				passed |= 1 << k
@@ -681,19 +639,20 @@ func scanBlocks(s string, i int, prev, prevM, tail uint64, words int) (i2 int, b
 		}
 		i += 8
 		if passed != 0 {
-			return i, prev, y, m, passed, words
+			return i, prev, z, passed, words
 		}
-		prev, prevM = y, m
+		prev = z
 	}
-	return i, 0, prev, prevM, 0, words
+	return i, 0, prev, 0, words
 }
 
 func isASCIIWordByte(c byte) bool { return c < utf8.RuneSelf && wordByte[c] != 0 }
 
 // scanPassed hashes the words ending in the block at i that passed
 // scanASCII's filter (bit 8k of passed: the word ending at i+k) and looks
-// them up. prev and y are the block before and this one, lower-cased.
-func (q *queryInfo) scanPassed(s string, from, i int, passed, prev, y uint64, stamp int, hits *termHits) {
+// them up. prev and z are the block before and this one, as scanBlocks
+// keeps them.
+func (q *queryInfo) scanPassed(s string, from, i int, passed, prev, z uint64, stamp int, hits *termHits) {
 	for ; passed != 0; passed &= passed - 1 {
 		k := uint(bits.TrailingZeros64(passed)) & 56
 		end := i + int(k>>3)
@@ -701,7 +660,8 @@ func (q *queryInfo) scanPassed(s string, from, i int, passed, prev, y uint64, st
 		for start > from && isASCIIWordByte(s[start-1]) {
 			start--
 		}
-		q.test(hashWord(s, start, end, prev>>k|y<<((56-k)&56)<<8), stamp, hits)
+		w := (prev>>k | z<<((56-k)&56)<<8) &^ msb
+		q.test(hashWord(s, start, end, w), stamp, hits)
 	}
 }
 
@@ -730,16 +690,17 @@ func hashLong(s string, start, end int, win uint64) uint64 {
 }
 
 // tailKey is the key scanASCII's filter uses for an ASCII word, folded: its
-// last eight bytes (all of it when shorter) as a little-endian integer. A
-// block scanner has those bytes in hand at the word's end, whatever the
-// word's length, so it can turn most words away without hashing them.
+// last eight bytes (all of it when shorter), each with its top bit set, as
+// a little-endian integer. A block scanner has those bytes in hand at the
+// word's end, whatever the word's length, so it can turn most words away
+// without hashing them.
 func tailKey(w []byte) uint64 {
 	if len(w) > 8 {
 		w = w[len(w)-8:]
 	}
 	var k uint64
 	for i := len(w) - 1; i >= 0; i-- {
-		k = k<<8 | uint64(w[i])
+		k = k<<8 | uint64(w[i]|0x80)
 	}
 	return k
 }
