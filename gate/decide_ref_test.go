@@ -6,11 +6,12 @@ import (
 )
 
 // scanTextRef is prepare's per-chunk work as it was before scanText (commit
-// f900ae7): tokenize the text into a slice, then look each token up. It is
+// f900ae7): tokenize the text into a slice (tokenizeBlocksRef, the block
+// tokenizer of that time), then look each token up. It is
 // the reference scanText must match in counts and in the terms it marks
 // (TestScanTextMatchesRef, FuzzScanText).
 func (q *queryInfo) scanTextRef(s string, stamp int, hits *termHits, scratch *[]token) (words, chars int) {
-	toks, chars := tokenize(s, (*scratch)[:0], nil, nil)
+	toks, chars := tokenizeBlocksRef(s, (*scratch)[:0], nil, nil)
 	*scratch = toks
 	for _, t := range toks {
 		if q.bloom&(1<<(t.hash>>58)) == 0 {

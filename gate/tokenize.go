@@ -18,13 +18,12 @@ import (
 // mixes each full word into the state with one multiply, and finishes with
 // the last partial word, its length and one more multiply. It replaced
 // FNV-1a (one multiply per byte) because a block-wise hash lets ASCII text be
-// classified, folded and hashed a word at a time (tokenizeBlocks), which the
-// byte-wise hash could not: natively the two tokenizers are about as fast
-// (branch mispredictions at word ends dominate there), in the TinyGo module
-// the block path makes a 20-chunk decision ~20% faster (docs/performance.md).
+// handled eight bytes at a time (scanText's block path; before it, a block
+// tokenizer, now tokenizeBlocksRef), which the byte-wise hash could not.
 // Hashes never reach the output: only equality matters (query terms, stop
 // lists), and every side hashes through the same state (hashByte, hashRune,
-// tokenizeBlocks agree byte for byte; TestTokenizeMatchesRef).
+// hashWord agree byte for byte; TestTokenizeMatchesRef,
+// TestScanTextMatchesRef).
 
 const (
 	hashMul  = 0x9E3779B97F4A7C15
@@ -118,17 +117,6 @@ func load64(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// wordBlock classifies eight ASCII bytes at once (x has no byte >= 0x80):
-// mask has 0x80 in each byte that is a letter or a digit, and folded is x
-// with its letters lower-cased. Each range test subtracts per byte with the
-// high bit set first, so no borrow crosses into the next byte.
-func wordBlock(x uint64) (mask, folded uint64) {
-	y := x | 0x20*lsb // letters to lower case; a letter is then in 'a'..'z'
-	letters := ((y | msb) - 'a'*lsb) & (('z'*lsb | msb) - y) & msb
-	digits := ((x | msb) - '0'*lsb) & (('9'*lsb | msb) - x) & msb
-	return letters | digits, x | letters>>2
-}
-
 // wordByte maps an ASCII byte to itself lower-cased when it is a letter or a
 // digit and to 0 when it separates words; every byte >= 0x80 maps to 0x80
 // (a multi-byte rune: decode it). One table load replaces the range tests,
@@ -154,9 +142,11 @@ var wordByte = func() (t [256]byte) {
 // recording each token's end offset: the query uses that to name missing
 // terms.
 //
-// The word state (h, n) stays in local variables and the flushes are plain
-// functions, not closures: a closure capturing h and n keeps them in memory,
-// which under TinyGo/Wasm made this loop several times slower
+// Only the query is tokenized into tokens; chunk texts are scanned by
+// scanText, which shares this loop's structure and adds an ASCII block
+// path. The word state (h, n) stays in local variables and the flushes are
+// plain functions, not closures: a closure capturing h and n keeps them in
+// memory, which under TinyGo/Wasm made this loop several times slower
 // (docs/performance.md). ASCII words are hashed by an inner loop that leaves
 // only at the word's end, so the outer loop's branches run once per word,
 // not once per byte.
@@ -167,15 +157,6 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) ([]token, int) {
 	cjkRun := 0
 	extra := 0 // bytes beyond the first of each multi-byte rune
 	for i := 0; i < len(s); {
-		// Eight ASCII bytes at a time while no CJK run is open, the hash
-		// state is at a block boundary, and nobody wants the text (the
-		// query's path keeps the byte loop below).
-		if text == nil && sh == 0 && cjkRun == 0 && i+8 <= len(s) {
-			dst, i, h, n = tokenizeBlocks(s, i, dst, h, n)
-			if i == len(s) {
-				break
-			}
-		}
 		c := wordByte[s[i]]
 		if c == 0 {
 			// An ASCII separator ends a CJK run and a word.
@@ -265,49 +246,6 @@ func tokenize(s string, dst []token, text *[]byte, ends *[]int) ([]token, int) {
 		dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
 	}
 	return dst, len(s) - extra
-}
-
-// tokenizeBlocks tokenizes s from i eight ASCII bytes at a time: one test
-// per block instead of one per byte, no branch on a word's length, one load
-// per word. It stops at a block holding a byte >= 0x80 or fewer than eight
-// bytes from the end, handing back the open word's state (h, n) for the
-// byte loop to go on with; its state is always at a block boundary. It is a
-// function of its own so that its few variables stay in registers.
-func tokenizeBlocks(s string, i int, dst []token, h uint64, n int) ([]token, int, uint64, int) {
-	for i+8 <= len(s) {
-		x := load64(s, i)
-		if x&msb != 0 {
-			break
-		}
-		m, f := wordBlock(x)
-		if n == 0 {
-			if m == 0 {
-				i += 8
-				continue
-			}
-			if z := bits.TrailingZeros64(m) >> 3; z > 0 {
-				i += z // hashing starts at a word's first byte
-				continue
-			}
-		}
-		l := uint(bits.TrailingZeros64(^m&msb) >> 3) // word bytes from i
-		n += int(l)
-		if l == 8 {
-			h = hashBlock(h, f)
-			i += 8
-			continue
-		}
-		// The word ends at a separator inside the block; the next word, if
-		// it starts in this block, is at its next word byte.
-		dst = append(dst, token{hash: hashSum(h, f&(1<<(8*l)-1), 8*l), runes: n})
-		h, n = hashSeed, 0
-		if next := m &^ (1<<(8*l) - 1); next != 0 {
-			i += bits.TrailingZeros64(next) >> 3
-		} else {
-			i += 8
-		}
-	}
-	return dst, i, h, n
 }
 
 // emitToken appends t, and its end offset in *text when the caller keeps
@@ -567,10 +505,10 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 
 // scanASCII walks s from i in eight-byte blocks of ASCII text with no word
 // open at i, counting words and finding the query's terms among them.
-// Unlike a word-by-word walk (tokenizeBlocks) it never moves by a word:
-// every block is classified once, and a short loop visits the words ending
-// in it, each seen through the eight bytes before its end (this block and
-// the one before). That trades the two hard-to-predict branches per word of
+// Unlike the word-by-word walk it replaced (tokenizeBlocksRefRun) it never
+// moves by a word: every block is classified once, and a short loop visits
+// the words ending in it, each seen through the eight bytes before its end
+// (this block and the one before). That trades the two hard-to-predict branches per word of
 // a word-by-word walk (is the next word in this block? does the next block
 // start with one?) for the loop's exit. Words are not hashed: each is first
 // tested against q.tail with its tailKey, one multiply, and only the few
