@@ -46,9 +46,10 @@ type chunkWork struct {
 type queryTerm struct {
 	hash  uint64
 	name  string
-	in001 bool // a seed 001 keyword (not a 001 stop word)
-	in002 bool // a seed 002 coverage term (long enough, not a 002 stop word)
-	inAns bool // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
+	in001 bool   // a seed 001 keyword (not a 001 stop word)
+	in002 bool   // a seed 002 coverage term (long enough, not a 002 stop word)
+	inAns bool   // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
+	tail  uint64 // tailBits of its tailKey; 0 unless ASCII
 }
 
 type queryInfo struct {
@@ -60,10 +61,13 @@ type queryInfo struct {
 	bloom uint64
 	// tail is the block scanner's bloom: tailBits of every ASCII term's
 	// tailKey, a filter it can test without hashing a word (scanASCII).
-	tail  uint64
-	found []bool // per term: found in some chunk
-	seen  []int  // per term: index+1 of the last chunk it was found in
-	table []int32
+	// live is tail without the terms the current chunk has shown already
+	// (hit): a term counts once per chunk, and retrieved passages repeat
+	// the query's words, so most chunks soon need no lookup at all.
+	tail, live uint64
+	found      []bool // per term: found in some chunk
+	seen       []int  // per term: index+1 of the last chunk it was found in
+	table      []int32
 }
 
 func (q *queryInfo) lookup(h uint64) int {
@@ -135,11 +139,12 @@ func (e *Engine) analyseQuery(query string) {
 		if qt.in002 {
 			q.n002++
 		}
+		if !t.cjk && isASCII(word) {
+			qt.tail = tailBits(tailKey(word))
+			q.tail |= qt.tail
+		}
 		q.terms = append(q.terms, qt)
 		q.bloom |= 1 << (t.hash >> 58)
-		if !t.cjk && isASCII(word) {
-			q.tail |= tailBits(tailKey(word))
-		}
 		mask := uint64(len(q.table) - 1)
 		for j := t.hash & mask; ; j = (j + 1) & mask {
 			if q.table[j] == 0 {

@@ -373,6 +373,7 @@ type termHits struct {
 // slice back in a second loop cost a store per token natively and, under
 // TinyGo, a runtime call per append.
 func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars int) {
+	q.live = q.tail
 	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
 	n := 0                                             // runes in the current word
 	var prevCJK rune = -1
@@ -501,6 +502,15 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 	if t.inAns {
 		hits.ans++
 	}
+	if t.tail != 0 {
+		live := uint64(0)
+		for k := range q.terms {
+			if q.seen[k] != stamp {
+				live |= q.terms[k].tail
+			}
+		}
+		q.live = live
+	}
 }
 
 // scanASCII walks s from i in eight-byte blocks of ASCII text with no word
@@ -525,7 +535,7 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 	var before, prev uint64
 	for {
 		var passed uint64
-		i, before, prev, passed, words = scanBlocks(s, i, prev, q.tail, words)
+		i, before, prev, passed, words = scanBlocks(s, i, prev, q.live, words)
 		if passed == 0 {
 			break
 		}
@@ -562,6 +572,13 @@ func scanBlocks(s string, i int, prev, tail uint64, words int) (i2 int, before, 
 		m := letters | digits // 0x80 in each word byte
 		z := y | m
 		ends := (m<<8 | prev>>56&0x80) &^ m // separators right after a word
+		if tail == 0 {
+			// Every term is found (or none is ASCII): count the words.
+			words += bits.OnesCount64(ends)
+			prev = z
+			i += 8
+			continue
+		}
 		passed = 0
 		for e := ends; e != 0; e &= e - 1 {
 			k := uint(bits.TrailingZeros64(e)) & 56 // the word ends at i+k/8
