@@ -64,13 +64,17 @@ type requestMemory struct {
 	junk []byte    // strings nobody keeps (metadata)
 	keys []int32   // the open metadata objects' keys so far: start, end in src
 	fl   []float64 // caller-owned path: an embedding before its copy
+
+	// The decoder itself: TinyGo's escape analysis puts a local one on the
+	// heap (its methods take its address), once per request.
+	dec directDecoder
 }
 
 // directDecoder is the state of one direct decode.
 type directDecoder struct {
 	src       []byte
 	pos       int
-	lim       *Limits
+	lim       Limits // resolved
 	values    int
 	maxValues int // 0: no limit (as in jsonx)
 	m         *requestMemory
@@ -89,14 +93,17 @@ func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *
 		// Room for a typical chunk's strings, so the scratch rarely grows.
 		m = &requestMemory{tmp: make([]byte, 0, 4096)}
 	}
-	d := directDecoder{src: data, lim: lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
+	d := &m.dec
+	*d = directDecoder{src: data, lim: *lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
 	if owned {
 		m.req = Request{}
 		req = &m.req
 	} else {
 		req = &Request{}
 	}
-	if !d.request(req) {
+	ok = d.request(req)
+	d.src = nil // not kept past the call (the input is the caller's)
+	if !ok {
 		return nil, false
 	}
 	return req, true
@@ -185,11 +192,7 @@ func (d *directDecoder) key() (string, bool) {
 
 // null consumes a JSON null when it is next.
 func (d *directDecoder) null() bool {
-	if d.peek() == 'n' && len(d.src)-d.pos >= 4 && string(d.src[d.pos:d.pos+4]) == "null" {
-		d.pos += 4
-		return true
-	}
-	return false
+	return d.peek() == 'n' && d.literal("null")
 }
 
 func bytesView(b []byte) string {
@@ -397,7 +400,8 @@ func (d *directDecoder) numberText() bool {
 
 // literal consumes word (true, false or null).
 func (d *directDecoder) literal(word string) bool {
-	if len(d.src)-d.pos >= len(word) && string(d.src[d.pos:d.pos+len(word)]) == word {
+	// bytesView, not string(...): TinyGo allocates for the conversion.
+	if len(d.src)-d.pos >= len(word) && bytesView(d.src[d.pos:d.pos+len(word)]) == word {
 		d.pos += len(word)
 		return true
 	}

@@ -476,7 +476,8 @@ func (p *parser) checkDuplicates(items []Value, open int) *Error {
 }
 
 func (p *parser) literal(word string) *Error {
-	if len(p.src)-p.pos >= len(word) && string(p.src[p.pos:p.pos+len(word)]) == word {
+	// view, not string(...): TinyGo allocates for the conversion.
+	if len(p.src)-p.pos >= len(word) && view(p.src[p.pos:p.pos+len(word)]) == word {
 		p.pos += len(word)
 		return nil
 	}
