@@ -50,6 +50,7 @@ type queryTerm struct {
 	in002 bool   // a seed 002 coverage term (long enough, not a 002 stop word)
 	inAns bool   // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
 	tail  uint64 // tailBits of its tailKey; 0 unless ASCII
+	last  byte   // its last byte with the top bit set (scanBlocks' z); 0 unless ASCII
 }
 
 type queryInfo struct {
@@ -59,15 +60,14 @@ type queryInfo struct {
 	// bloom has bit hash>>58 set for every term: most chunk tokens are no
 	// query term, and one test turns them away before the table probe.
 	bloom uint64
-	// tail is the block scanner's bloom: tailBits of every ASCII term's
-	// tailKey, a filter it can test without hashing a word (scanASCII).
-	// live is tail without the terms the current chunk has shown already
+	// first is the block scanner's filter for the ASCII terms (scanASCII);
+	// live is first without the terms the current chunk has shown already
 	// (hit): a term counts once per chunk, and retrieved passages repeat
-	// the query's words, so most chunks soon need no lookup at all.
-	tail, live uint64
-	found      []bool // per term: found in some chunk
-	seen       []int  // per term: index+1 of the last chunk it was found in
-	table      []int32
+	// the query's words, so many chunks soon need no lookup at all.
+	first, live scanFilter
+	found       []bool // per term: found in some chunk
+	seen        []int  // per term: index+1 of the last chunk it was found in
+	table       []int32
 }
 
 func (q *queryInfo) lookup(h uint64) int {
@@ -92,7 +92,7 @@ func (e *Engine) analyseQuery(query string) {
 	e.toks, _ = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
 	q.terms = q.terms[:0]
 	q.n001, q.n002, q.nAns = 0, 0, 0
-	q.bloom, q.tail = 0, 0
+	q.bloom = 0
 	size := 8
 	for size < len(e.toks)*2 {
 		size <<= 1
@@ -141,7 +141,7 @@ func (e *Engine) analyseQuery(query string) {
 		}
 		if !t.cjk && isASCII(word) {
 			qt.tail = tailBits(tailKey(word))
-			q.tail |= qt.tail
+			qt.last = word[len(word)-1] | 0x80
 		}
 		q.terms = append(q.terms, qt)
 		q.bloom |= 1 << (t.hash >> 58)
@@ -155,6 +155,42 @@ func (e *Engine) analyseQuery(query string) {
 	}
 	q.found = resizeBool(q.found, len(q.terms))
 	q.seen = resizeInt(q.seen, len(q.terms))
+	q.first = q.filter(-1)
+}
+
+// scanFilter is what scanBlocks tests a chunk's ASCII words against: a
+// word is looked up only if it passes both. tail is a two-bit bloom of the
+// live terms' tailKeys (tailBits). last1 and last2 are the live terms' last
+// bytes, each repeated in all eight bytes (0 for none), or all is msb when
+// they have more than two distinct last bytes: then every word ending is a
+// candidate. Whether a block's word endings are candidates is one SWAR
+// comparison per last byte, so the per-word test runs only at words that
+// end like a live term (a few in ten), not at every word.
+type scanFilter struct {
+	tail, last1, last2, all uint64
+}
+
+// filter is the scanFilter for the terms not stamped with stamp (-1: all).
+func (q *queryInfo) filter(stamp int) scanFilter {
+	var f scanFilter
+	var l1, l2 byte
+	for k := range q.terms {
+		t := &q.terms[k]
+		if t.tail == 0 || q.seen[k] == stamp {
+			continue
+		}
+		f.tail |= t.tail
+		switch {
+		case l1 == 0 || l1 == t.last:
+			l1 = t.last
+		case l2 == 0 || l2 == t.last:
+			l2 = t.last
+		default:
+			f.all = msb
+		}
+	}
+	f.last1, f.last2 = uint64(l1)*lsb, uint64(l2)*lsb
+	return f
 }
 
 func resizeBool(s []bool, n int) []bool {

@@ -106,8 +106,9 @@ func hashRunes(prev, r rune) uint64 {
 }
 
 const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
+	lsb  = 0x0101010101010101
+	msb  = 0x8080808080808080
+	low7 = 0x7F7F7F7F7F7F7F7F
 )
 
 // load64 is s[i:i+8] as a little-endian word (one load on amd64 and wasm).
@@ -373,7 +374,7 @@ type termHits struct {
 // slice back in a second loop cost a store per token natively and, under
 // TinyGo, a runtime call per append.
 func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars int) {
-	q.live = q.tail
+	q.live = q.first
 	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
 	n := 0                                             // runes in the current word
 	var prevCJK rune = -1
@@ -503,13 +504,7 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 		hits.ans++
 	}
 	if t.tail != 0 {
-		live := uint64(0)
-		for k := range q.terms {
-			if q.seen[k] != stamp {
-				live |= q.terms[k].tail
-			}
-		}
-		q.live = live
+		q.live = q.filter(stamp)
 	}
 }
 
@@ -560,7 +555,7 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 // k bytes into that block, the one before i), or where the blocks stop
 // (passed is 0). prev is the last block done, before the one before it. It
 // calls nothing, so that everything it keeps lives in registers.
-func scanBlocks(s string, i int, prev, tail uint64, words int) (i2 int, before, prev2, passed uint64, words2 int) {
+func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, before, prev2, passed uint64, words2 int) {
 	for i+8 <= len(s) {
 		x := load64(s, i)
 		if x&msb != 0 {
@@ -572,23 +567,21 @@ func scanBlocks(s string, i int, prev, tail uint64, words int) (i2 int, before, 
 		m := letters | digits // 0x80 in each word byte
 		z := y | m
 		ends := (m<<8 | prev>>56&0x80) &^ m // separators right after a word
-		if tail == 0 {
-			// Every term is found (or none is ASCII): count the words.
-			words += bits.OnesCount64(ends)
-			prev = z
-			i += 8
-			continue
-		}
+		words += bits.OnesCount64(ends)
+		// The byte before each separator, which is a word's last where
+		// ends has its bit: the candidates end like a live term.
+		v := z<<8 | prev>>56
+		t1, t2 := v^f.last1, v^f.last2
+		eq := ^((t1&low7 + low7 | t1) & (t2&low7 + low7 | t2)) & msb // bytes equal to either
 		passed = 0
-		for e := ends; e != 0; e &= e - 1 {
+		for e := ends & (eq | f.all); e != 0; e &= e - 1 {
 			k := uint(bits.TrailingZeros64(e)) & 56 // the word ends at i+k/8
-			words++
 			// The eight bytes ending there: the word is the top ones, up
 			// to the last byte without the word bit.
 			w := prev>>k | z<<((56-k)&56)<<8
 			key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
 			p := key * hashMul
-			if f := uint64(1)<<(p>>58) | uint64(1)<<(p>>52&63); tail&f == f {
+			if b := uint64(1)<<(p>>58) | uint64(1)<<(p>>52&63); f.tail&b == b {
 				passed |= 1 << k
 			}
 		}
