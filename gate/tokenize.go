@@ -515,10 +515,12 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 // the words ending in it, each seen through the eight bytes before its end
 // (this block and the one before). That trades the two hard-to-predict branches per word of
 // a word-by-word walk (is the next word in this block? does the next block
-// start with one?) for the loop's exit. Words are not hashed: each is first
-// tested against q.tail with its tailKey, one multiply, and only the few
-// that pass (a few in a hundred words that are no query term) are hashed,
-// by scanPassed, outside the loop.
+// start with one?) for the loop's exit. Words are not hashed: a block's
+// word endings are first compared with the live terms' last bytes
+// (q.live, scanFilter), the few that match are tested against the live
+// terms' tail bloom with their tailKey, one multiply, and only those that
+// pass (mostly true hits) are hashed and looked up, by scanPassed, outside
+// the loop.
 //
 // It stops at a block holding a byte >= 0x80 or fewer than eight bytes from
 // the end. A word still open there is handed back unfinished and uncounted:
