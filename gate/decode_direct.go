@@ -60,7 +60,7 @@ type requestMemory struct {
 
 	// The decoder's scratch, kept too so that metadata or a caller-owned
 	// decode does not grow it from nothing every time.
-	tmp  []byte    // caller-owned path: a chunk's strings before their copy
+	tmp  []byte    // caller-owned path: the block the Request's strings go to (callerBlock)
 	junk []byte    // strings nobody keeps (metadata)
 	keys []int32   // the open metadata objects' keys so far: start, end in src
 	fl   []float64 // caller-owned path: an embedding before its copy
@@ -91,7 +91,7 @@ type directDecoder struct {
 func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *Request, ok bool) {
 	if m == nil {
 		// Room for a typical chunk's strings, so the scratch rarely grows.
-		m = &requestMemory{tmp: make([]byte, 0, 4096)}
+		m = &requestMemory{}
 	}
 	d := &m.dec
 	*d = directDecoder{src: data, lim: *lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
@@ -621,38 +621,39 @@ func (d *directDecoder) request(req *Request) bool {
 }
 
 func (d *directDecoder) query(req *Request) bool {
-	b := d.m.tmp[:0]
+	b := d.callerBlock()
 	if d.owned {
 		b = d.m.query[:0]
 	}
+	start := len(b)
 	b, ok := d.str(b)
-	if !ok || len(b) > d.lim.MaxQueryBytes {
+	if !ok || len(b)-start > d.lim.MaxQueryBytes {
 		return false
 	}
-	q := strings.TrimSpace(bytesView(b))
+	q := strings.TrimSpace(bytesView(b[start:]))
 	if q == "" {
 		return false
 	}
 	if d.owned {
 		d.m.query = b
-		req.Query = q
 	} else {
 		d.m.tmp = b
-		req.Query = strings.Clone(q)
 	}
+	req.Query = q
 	return true
 }
 
 func (d *directDecoder) now(req *Request) bool {
-	b := d.m.tmp[:0]
+	b := d.callerBlock()
 	if d.owned {
 		b = d.m.now[:0]
 	}
+	start := len(b)
 	b, ok := d.str(b)
 	if !ok {
 		return false
 	}
-	s := bytesView(b)
+	s := bytesView(b[start:])
 	sec, msg := parseRFC3339(s)
 	if msg != "" {
 		return false
@@ -661,7 +662,6 @@ func (d *directDecoder) now(req *Request) bool {
 		d.m.now = b
 	} else {
 		d.m.tmp = b
-		s = string(b)
 	}
 	req.Now, req.NowSec, req.HasNow = s, sec, true
 	return true
@@ -751,6 +751,25 @@ func (d *directDecoder) chunkList(li, level int) ([]Chunk, bool) {
 	return cs, true
 }
 
+// Caller-owned strings go into blocks of about callerBlockSize bytes,
+// appended to and never rewritten, the strings viewing them: a few
+// allocations per request instead of one per chunk, and still small blocks,
+// because under TinyGo marking a pointer walks to its block's end
+// (requestMemory). A block that overflows mid-string is reallocated by
+// append: strings made before view the old array, which stays as it was.
+const (
+	callerBlockSize = 8 << 10
+	callerBlockRoom = 2 << 10 // start a new block when less than this is left
+)
+
+// callerBlock returns the block the next caller-owned strings go to.
+func (d *directDecoder) callerBlock() []byte {
+	if cap(d.m.tmp)-len(d.m.tmp) < callerBlockRoom {
+		d.m.tmp = make([]byte, 0, callerBlockSize)
+	}
+	return d.m.tmp
+}
+
 // Bits of a chunk's keys seen so far.
 const (
 	seenID = 1 << iota
@@ -767,9 +786,8 @@ const (
 )
 
 // chunk reads chunk i of its list at nesting level. Its strings are
-// unescaped into one buffer (the engine's block for this chunk, or a
-// scratch copied into one fresh string at the end), so they are one block
-// per chunk either way.
+// unescaped into one buffer: the engine's block for this chunk, or the
+// caller-owned Request's current block (callerBlock).
 func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	if !d.open('{', level) {
 		return false
@@ -781,7 +799,7 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 		}
 		b = d.m.blocks[d.k][:0]
 	} else {
-		b = d.m.tmp[:0]
+		b = d.callerBlock()
 	}
 	d.k++
 	// Where each string lies in b: id, doc_id, title, text, updated_at.
@@ -900,7 +918,7 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 		all = bytesView(b)
 	} else {
 		d.m.tmp = b
-		all = string(b)
+		all = bytesView(b)
 	}
 	c.ID = all[at[0][0]:at[0][1]]
 	c.DocID = all[at[1][0]:at[1][1]]

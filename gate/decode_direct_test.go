@@ -258,3 +258,34 @@ func BenchmarkEngineDecodeInPlace20(b *testing.B) {
 		}
 	}
 }
+
+// A caller-owned Request shares nothing with the input or with the next
+// decode: overwriting both leaves it as it was.
+func TestDecodeDirectCallerOwned(t *testing.T) {
+	data := benchRequest(30)
+	want, err := DecodeRequest(append([]byte(nil), data...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inPlace := range []bool{false, true} {
+		buf := append([]byte(nil), data...)
+		var got *Request
+		if inPlace {
+			got, err = DecodeRequestInPlace(buf, nil)
+		} else {
+			got, err = DecodeRequest(buf, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		if _, err := DecodeRequest(benchRequest(3), nil); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("in place %v: the Request changed with its input", inPlace)
+		}
+	}
+}
