@@ -513,9 +513,9 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 // Unlike the word-by-word walk it replaced (tokenizeBlocksRefRun) it never
 // moves by a word: every block is classified once, and a short loop visits
 // the words ending in it, each seen through the eight bytes before its end
-// (this block and the one before). That trades the two hard-to-predict branches per word of
-// a word-by-word walk (is the next word in this block? does the next block
-// start with one?) for the loop's exit. Words are not hashed: a block's
+// (this block and the one before). That trades the two hard-to-predict
+// branches per word of a word-by-word walk (is the next word in this block?
+// does the next block start with one?) for the loop's exit. Words are not hashed: a block's
 // word endings are first compared with the live terms' last bytes
 // (q.live, scanFilter), the few that match are tested against the live
 // terms' tail bloom with their tailKey, one multiply, and only those that
