@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
 # measure-flags.sh: build the Extism guest with each TinyGo flag set and print
 # a Markdown table of module sizes and build times (docs/build.md records the
-# last run and the choice made from it). Every row is then loaded and called
-# by the module tests (guest/extism) so a flag set that traps is visible too.
+# last runs and the choices made from them). Every row is then loaded and
+# called by the module tests (guest/extism) so a flag set that traps is visible too.
 #
 #   scripts/measure-flags.sh            # the full matrix, ~12 builds
 #   OPTS="z s" GCS=precise scripts/measure-flags.sh
+#   OPTS=z GCS=precise PANICS=trap INLINE="- 100 120" SPEED=1 scripts/measure-flags.sh
+#
+# INLINE lists LLVM inline thresholds to try ("-" is TinyGo's own choice):
+# each value is passed to the link-time optimizer as
+# -ldflags="-extldflags='-mllvm -inline-threshold=N'", which overrides the
+# size-level thresholds that -opt=z/s put on every function (docs/build.md,
+# "Room for -opt=2"). TinyGo's ThinLTO cache is keyed without -mllvm options,
+# so a cached object built without the flag would silently come back: every
+# build here runs with a fresh, private cache (the seeded libraries linked in).
+#
+# SPEED=1 then times every module in one interleaved run
+# (go run ./bench/cmd/perf -quick -no-serve, each module as an -extra column:
+# raw call path, no termination checks) and prints that report too. Modules
+# are written to a temporary directory only, never to host/wasm or dist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,28 +27,72 @@ TINYGO="${TINYGO:-$(scripts/install-tinygo.sh)}"
 OPTS="${OPTS:-z s 2}"
 GCS="${GCS:-conservative precise}"
 PANICS="${PANICS:-trap print}"
+INLINE="${INLINE:--}"
+SPEED="${SPEED:-0}"
 PKG=./guest/extism
 WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-echo "| -opt | -gc | -panic | tinygo bytes | + wasm-opt -Oz bytes | build s |"
-echo "| --- | --- | --- | ---: | ---: | ---: |"
+# The installer's wrapper fixes TinyGo's cache directory; for a fresh ThinLTO
+# cache per build we run the real binary with a private cache whose entries
+# (seeded wasi-libc and compiler-rt, compiled packages) link to the shared one.
+# The layout is install-tinygo.sh's (docs/build.md); checked, not assumed.
+tinygo_fresh_lto() {
+	local wrapper_dir real root shared
+	wrapper_dir="$(dirname "$TINYGO")"
+	real="$wrapper_dir/../root/build/tinygo"
+	root="$wrapper_dir/../root"
+	shared="$wrapper_dir/../cache/tinygo"
+	if [ ! -x "$real" ] || [ ! -d "$shared" ]; then
+		echo "measure-flags: $TINYGO is not install-tinygo.sh's layout; INLINE needs it" >&2
+		exit 1
+	fi
+	if [ ! -d "$tmp/cache/tinygo" ]; then
+		mkdir -p "$tmp/cache/tinygo"
+		for e in "$shared"/*; do
+			[ "$(basename "$e")" = thinlto ] || ln -s "$e" "$tmp/cache/tinygo/"
+		done
+	fi
+	rm -rf "$tmp/cache/tinygo/thinlto"
+	GOCACHE="${GOCACHE:-$(go env GOCACHE)}" TINYGOROOT="$root" XDG_CACHE_HOME="$tmp/cache" "$real" "$@"
+}
+
+extras=()
+echo "| -opt | -gc | -panic | inline threshold | tinygo bytes | + wasm-opt -Oz bytes | build s |"
+echo "| --- | --- | --- | --- | ---: | ---: | ---: |"
 for opt in $OPTS; do
 	for gc in $GCS; do
 		for panic in $PANICS; do
-			out="$tmp/m-$opt-$gc-$panic.wasm"
-			t0=$(date +%s.%N)
-			"$TINYGO" build -target wasip1 -buildmode=c-shared -no-debug -scheduler=none \
-				-opt="$opt" -gc="$gc" -panic="$panic" -o "$out" "$PKG"
-			t1=$(date +%s.%N)
-			wasm-opt -Oz "${WASM_OPT_FEATURES[@]}" --strip-debug --strip-producers "$out" -o "$out.oz"
-			printf '| %s | %s | %s | %d | %d | %.1f |\n' "$opt" "$gc" "$panic" \
-				"$(stat -c %s "$out")" "$(stat -c %s "$out.oz")" "$(awk "BEGIN{print $t1 - $t0}")"
+			for inl in $INLINE; do
+				name="$opt-$gc-$panic"
+				flags=(-opt="$opt" -gc="$gc" -panic="$panic")
+				build=("$TINYGO")
+				if [ "$inl" != - ]; then
+					name="$name-inline$inl"
+					flags+=(-ldflags="-extldflags='-mllvm -inline-threshold=$inl'")
+					build=(tinygo_fresh_lto)
+				fi
+				out="$tmp/m-$name.wasm"
+				t0=$(date +%s.%N)
+				"${build[@]}" build -target wasip1 -buildmode=c-shared -no-debug -scheduler=none \
+					"${flags[@]}" -o "$out" "$PKG"
+				t1=$(date +%s.%N)
+				wasm-opt -Oz "${WASM_OPT_FEATURES[@]}" --strip-debug --strip-producers "$out" -o "$out.oz"
+				printf '| %s | %s | %s | %s | %d | %d | %.1f |\n' "$opt" "$gc" "$panic" "$inl" \
+					"$(stat -c %s "$out")" "$(stat -c %s "$out.oz")" "$(awk "BEGIN{print $t1 - $t0}")"
+				extras+=(-extra "$name=$out.oz")
+			done
 		done
 	done
 done
+
+if [ "$SPEED" = 1 ]; then
+	echo
+	go run ./bench/cmd/perf -quick -no-serve -out - "${extras[@]}"
+	exit 0
+fi
 
 # The standard-Go build of the same guest, for comparison.
 t0=$(date +%s.%N)
