@@ -19,7 +19,9 @@
 # SPEED=1 then times every module in one interleaved run
 # (go run ./bench/cmd/perf -quick -no-serve, each module as an -extra column:
 # raw call path, no termination checks) and prints that report too. Modules
-# are written to a temporary directory only, never to host/wasm or dist.
+# are written to a temporary directory only, never to host/wasm or dist. perf
+# reads DL19 from ../shared/data beside the checkout; from a worktree elsewhere
+# set CTXGATE_DATA.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
