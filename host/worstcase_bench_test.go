@@ -72,7 +72,6 @@ func worstCases() []struct {
 		}
 		return string(append(b, ']'))
 	}
-	answer := strings.Repeat("The key rotates every day [S1]. Nothing else is said here. ", 60000)[:3<<20]
 	return []struct {
 		name string
 		op   string
@@ -100,7 +99,7 @@ func worstCases() []struct {
 		{"1 Mi short strings in metadata", "evaluate",
 			[]byte(`{"query":"q","chunks":[{"text":"q","metadata":[` + strings.Repeat(`"",`, (4<<20-100)/3-10) + `""]}]}`)},
 		{"3 MiB answer, 60k cited sentences", "validate",
-			[]byte(`{"answer":"` + answer + `","tags":["S1","S2"],"query":"q"}`)},
+			worstAnswer(3 << 20)},
 	}
 }
 
@@ -135,6 +134,51 @@ func BenchmarkWorstCase(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkWorstCaseAnswer times the validate export on the worst-case
+// answer (two sentences repeated, one cited, one not) at growing sizes,
+// natively and through the TinyGo module without termination checks, so
+// that the time's growth with the answer's size shows: it should stay
+// linear (docs/performance.md). Run it once per size:
+//
+//	go test ./host -run '^$' -bench WorstCaseAnswer -benchtime 1x
+func BenchmarkWorstCaseAnswer(b *testing.B) {
+	ctx := context.Background()
+	for _, size := range []int{144 << 10, 288 << 10, 576 << 10, 1152 << 10, 3 << 20} {
+		body := worstAnswer(size)
+		b.Run(strconv.Itoa(size>>10)+"_KiB/native", func(b *testing.B) {
+			n, err := NewNative(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := n.Validate(ctx, body); err != nil {
+					b.Fatal(firstLine(err))
+				}
+			}
+		})
+		b.Run(strconv.Itoa(size>>10)+"_KiB/tinygo-no-interrupt", func(b *testing.B) {
+			g := newRealGate(b, ModuleTinyGo, Options{PoolSize: 1, NoInterrupt: true, Timeout: 5 * time.Minute})
+			if _, err := g.call(ctx, "describe", nil); err != nil { // instantiate outside the timing
+				b.Fatal(firstLine(err))
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := g.call(ctx, "validate", body); err != nil {
+					b.Fatal(firstLine(err))
+				}
+			}
+		})
+	}
+}
+
+// worstAnswer is the validate input of BenchmarkWorstCase's 3 MiB answer cut
+// to size bytes of answer.
+func worstAnswer(size int) []byte {
+	answer := strings.Repeat("The key rotates every day [S1]. Nothing else is said here. ", size/59+1)[:size]
+	return []byte(`{"answer":"` + answer + `","tags":["S1","S2"],"query":"q"}`)
 }
 
 func TestWorstCasesWithinLimits(t *testing.T) {

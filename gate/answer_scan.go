@@ -1,0 +1,333 @@
+package gate
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// answerScan is the answer check's walk over the answer (check, answer.go).
+// It records what it finds as offsets into the answer and indices into the
+// offered tags, not strings: no allocation per sentence or citation, and
+// nothing that points into the answer, whose buffer can be megabytes. Under
+// TinyGo marking a pointer walks to the end of the object it points into
+// (gate/jsonx/doc.go), so 60k sentence strings viewing a 3 MiB answer made
+// every collection cost 60k walks of up to 3 MiB: 8-20 s for that answer in
+// the module, against 40 ms natively. Strings are made once, at the end, in
+// small blocks (strBlocks).
+//
+// The walk is linear in the answer's length, also for input built to be
+// slow: a run of terminators not followed by a boundary is skipped whole
+// (each terminator in it used to rescan the run), and tags are looked up
+// and deduplicated in a hash table (they used to be compared with every
+// offered tag and every unknown tag so far).
+type answerScan struct {
+	s    string   // the answer
+	line string   // the policy's refusal line
+	tags []string // the offered tags
+
+	// An open-addressing table of tag keys (tagKey), 0 when empty: each
+	// entry is key<<32 | state, state being the index of an offered tag,
+	// with tagCited once it was cited, or tagUnknown for a tag cited but
+	// not offered.
+	table []uint64
+	n     int // entries in table
+
+	cited   []int // indices into tags, in first-cited order
+	unknown []int // start, end in s of each unknown tag's first citation
+	uncited []int // start, end in s of each uncited sentence, trimmed
+}
+
+const (
+	tagCited   = 1 << 30
+	tagUnknown = 1 << 31
+	tagIndex   = tagCited - 1
+)
+
+func (sc *answerScan) run() {
+	s := sc.s
+	sentStart, sentCited := 0, false
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch == '[':
+			end := citationEnd(s, i)
+			if end < 0 {
+				continue
+			}
+			sc.cite(i, end)
+			sentCited = true
+			i = end - 1
+		case ch == '\n':
+			sc.endSentence(sentStart, i+1, sentCited)
+			sentStart, sentCited = i+1, false
+		case ch == '.' || ch == '!' || ch == '?':
+			// A terminator ends a sentence only before whitespace, a
+			// citation or the end ("3.5" and "e.g" stay whole). Citations
+			// right after the terminator belong to this sentence.
+			j := i + 1
+			for j < len(s) && isTerminatorRun(s[j]) {
+				j++
+			}
+			if j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\n' && s[j] != '\r' && s[j] != '[' {
+				// Every terminator up to j sees this same s[j], so none
+				// ends a sentence: go on from j, not from i+1.
+				i = j - 1
+				continue
+			}
+			k := j
+			for {
+				m := k
+				for m < len(s) && (s[m] == ' ' || s[m] == '\t') {
+					m++
+				}
+				if m < len(s) && s[m] == '[' {
+					if end := citationEnd(s, m); end > 0 {
+						sc.cite(m, end)
+						sentCited = true
+						k = end
+						continue
+					}
+				}
+				break
+			}
+			sc.endSentence(sentStart, k, sentCited)
+			sentStart, sentCited = k, false
+			i = k - 1
+		}
+	}
+	sc.endSentence(sentStart, len(s), sentCited)
+}
+
+func isTerminatorRun(c byte) bool {
+	return c == '.' || c == '!' || c == '?' || c == '"' || c == ')'
+}
+
+// endSentence records s[start:end], trimmed, when it is uncited, has a word
+// and is not the refusal line.
+func (sc *answerScan) endSentence(start, end int, cited bool) {
+	if cited {
+		return
+	}
+	start, end = trimSpaceSpan(sc.s, start, end)
+	sent := sc.s[start:end]
+	if hasWordRune(sent) && !isSoftRefusal(sent, sc.line) {
+		sc.uncited = append(sc.uncited, start, end)
+	}
+}
+
+// trimSpaceSpan is strings.TrimSpace(s[start:end]) as offsets into s.
+func trimSpaceSpan(s string, start, end int) (int, int) {
+	for start < end {
+		if c := s[start]; c < utf8.RuneSelf {
+			if !isASCIISpace(c) {
+				break
+			}
+			start++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[start:end])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		start += n
+	}
+	for end > start {
+		if c := s[end-1]; c < utf8.RuneSelf {
+			if !isASCIISpace(c) {
+				break
+			}
+			end--
+			continue
+		}
+		r, n := utf8.DecodeLastRuneInString(s[start:end])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		end -= n
+	}
+	return start, end
+}
+
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// citationEnd returns the index after the citation "[S1]", "[S1, S2]" or
+// "[S1,S2]" starting at s[i] == '[', or -1 when s[i:] is not one. A tag is S
+// and one to six digits (leading zeros and S0 included: they are tags the
+// prompt never offered).
+func citationEnd(s string, i int) int {
+	j := i + 1
+	for {
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if j >= len(s) || s[j] != 'S' {
+			return -1
+		}
+		k := j + 1
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		if k == j+1 || k-j > 7 {
+			return -1
+		}
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k < len(s) && s[k] == ']' {
+			return k + 1
+		}
+		if k < len(s) && s[k] == ',' {
+			j = k + 1
+			continue
+		}
+		return -1
+	}
+}
+
+// cite records the tags of the citation s[i:end], which citationEnd accepted.
+func (sc *answerScan) cite(i, end int) {
+	s := sc.s
+	j := i + 1
+	for j < end {
+		for j < end && s[j] == ' ' {
+			j++
+		}
+		if j >= end || s[j] != 'S' {
+			return
+		}
+		k := j + 1
+		for k < end && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		sc.tag(j, k)
+		for k < end && s[k] == ' ' {
+			k++
+		}
+		j = k + 1 // past ',' or the closing ']'
+	}
+}
+
+// tagKey maps a tag "S" + 1-6 digits to a distinct nonzero key: the number
+// of digits above the value, so "S01" and "S1" differ as strings do. ok is
+// false for anything else (such an offered tag can never be cited).
+func tagKey(t string) (key uint32, ok bool) {
+	if len(t) < 2 || len(t) > 7 || t[0] != 'S' {
+		return 0, false
+	}
+	var v uint32
+	for i := 1; i < len(t); i++ {
+		c := t[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint32(c-'0')
+	}
+	return uint32(len(t)-1)<<20 | v, true
+}
+
+// tag records the cited tag s[j:k].
+func (sc *answerScan) tag(j, k int) {
+	key, ok := tagKey(sc.s[j:k])
+	if !ok {
+		return // cite only passes what citationEnd accepted
+	}
+	if sc.table == nil {
+		sc.offer()
+	}
+	slot, e := sc.find(key)
+	if e == 0 {
+		sc.put(slot, uint64(key)<<32|tagUnknown)
+		sc.unknown = append(sc.unknown, j, k)
+		return
+	}
+	st := uint32(e)
+	if st&(tagUnknown|tagCited) != 0 {
+		return
+	}
+	sc.table[slot] = e | tagCited
+	sc.cited = append(sc.cited, int(st&tagIndex))
+}
+
+// offer fills the table with the offered tags; the first of equal tags
+// stands for them all.
+func (sc *answerScan) offer() {
+	size := 16
+	for size < 4*len(sc.tags) {
+		size *= 2
+	}
+	sc.table = make([]uint64, size)
+	for i, t := range sc.tags {
+		if key, ok := tagKey(t); ok && i <= tagIndex {
+			if slot, e := sc.find(key); e == 0 {
+				sc.put(slot, uint64(key)<<32|uint64(i))
+			}
+		}
+	}
+}
+
+// find returns the slot holding key, or the empty slot where it would go,
+// and that slot's entry.
+func (sc *answerScan) find(key uint32) (int, uint64) {
+	mask := len(sc.table) - 1
+	for h := int(uint64(key)*0x9e3779b97f4a7c15>>32) & mask; ; h = (h + 1) & mask {
+		e := sc.table[h]
+		if e == 0 || uint32(e>>32) == key {
+			return h, e
+		}
+	}
+}
+
+// put stores a new entry in an empty slot, growing the table to keep it at
+// most half full (so find always meets an empty slot).
+func (sc *answerScan) put(slot int, e uint64) {
+	sc.table[slot] = e
+	sc.n++
+	if 2*sc.n < len(sc.table) {
+		return
+	}
+	old := sc.table
+	sc.table = make([]uint64, 2*len(old))
+	for _, e := range old {
+		if e != 0 {
+			h, _ := sc.find(uint32(e >> 32))
+			sc.table[h] = e
+		}
+	}
+}
+
+// strBlocks copies strings into blocks of a few KB, so that the strings a
+// Validation keeps do not point into the answer (answerScan) and marking
+// one walks at most a block. A string longer than a block's spare room gets
+// its own allocation: one walk of its length, which it has anyway.
+type strBlocks struct{ cur []byte }
+
+const (
+	strBlockSize = 8 << 10
+	strBlockRoom = 1 << 10
+)
+
+func (b *strBlocks) clone(s string) string {
+	if len(s) > strBlockRoom {
+		return strings.Clone(s)
+	}
+	if cap(b.cur)-len(b.cur) < len(s) {
+		b.cur = make([]byte, 0, strBlockSize)
+	}
+	start := len(b.cur)
+	b.cur = append(b.cur, s...)
+	return bytesView(b.cur[start:])
+}
+
+// spans returns s[at[0]:at[1]], s[at[2]:at[3]], ... as copies; nil for none.
+func (b *strBlocks) spans(s string, at []int) []string {
+	if len(at) < 2 {
+		return nil
+	}
+	out := make([]string, len(at)/2)
+	for i := range out {
+		out[i] = b.clone(s[at[2*i]:at[2*i+1]])
+	}
+	return out
+}
