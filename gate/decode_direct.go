@@ -57,6 +57,7 @@ type requestMemory struct {
 	query  []byte
 	now    []byte
 	ids    []int32 // duplicate-id hash table
+	kept   int     // bytes of the buffers above after the last decode (measure)
 
 	// The decoder's scratch, kept too so that metadata or a caller-owned
 	// decode does not grow it from nothing every time.
@@ -68,6 +69,34 @@ type requestMemory struct {
 	// The decoder itself: TinyGo's escape analysis puts a local one on the
 	// heap (its methods take its address), once per request.
 	dec directDecoder
+}
+
+// retainBytes is the memory an engine keeps for its Request without
+// question; more is dropped when a request comes that needs much less, so
+// one 4 MiB request does not pin its blocks and floats for good (the same
+// rule as jsonx.Parser's).
+const retainBytes = 1 << 20
+
+// measure records how much memory m keeps (after an owned decode).
+func (m *requestMemory) measure() {
+	n := 8*cap(m.floats) + cap(m.junk) + cap(m.query) + cap(m.now)
+	for _, b := range m.blocks {
+		n += cap(b)
+	}
+	m.kept = n
+}
+
+// release drops m's buffers when they are far larger than a request of n
+// bytes can need (its strings and numbers take at most 5n bytes, and
+// capacities run up to twice that).
+func (m *requestMemory) release(n int) {
+	if m.kept <= retainBytes || m.kept <= 16*n {
+		return
+	}
+	for i := range m.blocks {
+		m.blocks[i] = nil
+	}
+	m.floats, m.junk, m.query, m.now, m.kept = nil, nil, nil, nil, 0
 }
 
 // directDecoder is the state of one direct decode.
@@ -96,6 +125,8 @@ func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *
 	d := &m.dec
 	*d = directDecoder{src: data, lim: *lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
 	if owned {
+		m.release(len(data))
+		m.floats = m.floats[:0]
 		m.req = Request{}
 		req = &m.req
 	} else {
@@ -103,6 +134,9 @@ func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *
 	}
 	ok = d.request(req)
 	d.src = nil // not kept past the call (the input is the caller's)
+	if owned {
+		m.measure()
+	}
 	if !ok {
 		return nil, false
 	}
@@ -520,6 +554,12 @@ func (d *directDecoder) floats(level int) ([]float64, bool) {
 			}
 			f, ok := d.number()
 			if !ok {
+				return nil, false
+			}
+			// Give up at once past the limit: a hostile 4 MiB array of
+			// zeros must not become 16 MB of floats before the tree
+			// decoder (which then needs its own memory) reports it.
+			if len(out)-start >= d.lim.MaxEmbeddingDims {
 				return nil, false
 			}
 			out = append(out, f)

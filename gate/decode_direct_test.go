@@ -289,3 +289,38 @@ func TestDecodeDirectCallerOwned(t *testing.T) {
 		}
 	}
 }
+
+// The engine's memory is reused, not accumulated (embeddings once grew it
+// on every call), and what a huge request left behind is dropped when small
+// requests follow.
+func TestDecodeDirectEngineMemoryBounded(t *testing.T) {
+	e, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := "[" + strings.Repeat("0.25,", 383) + "0.5]"
+	small := []byte(`{"query":"q","query_embedding":` + emb + `,"chunks":[{"text":"t","embedding":` + emb + `}]}`)
+	decode := func(b []byte) {
+		t.Helper()
+		if _, err := e.DecodeRequestInPlace(append([]byte(nil), b...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decode(small)
+	kept := e.reqMem.kept
+	for i := 0; i < 50; i++ {
+		decode(small)
+	}
+	if e.reqMem.kept != kept {
+		t.Fatalf("memory kept grew from %d to %d bytes over 50 equal requests", kept, e.reqMem.kept)
+	}
+	big := []byte(`{"query":"q","chunks":[{"text":"` + strings.Repeat("x", 60<<10) + `"}` + strings.Repeat(`,{"text":"`+strings.Repeat("y", 60<<10)+`"}`, 30) + `]}`)
+	decode(big)
+	if e.reqMem.kept < 31*60<<10 {
+		t.Fatalf("big request: %d bytes kept", e.reqMem.kept)
+	}
+	decode(small)
+	if e.reqMem.kept > retainBytes {
+		t.Fatalf("after a small request %d bytes are still kept", e.reqMem.kept)
+	}
+}
