@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,9 +23,10 @@ import (
 // and deduplicated in a hash table (they used to be compared with every
 // offered tag and every unknown tag so far).
 type answerScan struct {
-	s    string   // the answer
-	line string   // the policy's refusal line
-	tags []string // the offered tags
+	s     string   // the answer
+	line  string   // the policy's refusal line
+	tline string   // the refusal line trimmed: shorter sentences are not it
+	tags  []string // the offered tags
 
 	// An open-addressing table of tag keys (tagKey), 0 when empty: each
 	// entry is key<<32 | state, state being the index of an offered tag,
@@ -46,8 +48,9 @@ const (
 
 func (sc *answerScan) run() {
 	s := sc.s
+	sc.tline = strings.TrimSpace(sc.line)
 	sentStart, sentCited := 0, false
-	for i := 0; i < len(s); i++ {
+	for i := nextAnswerStop(s, 0); i < len(s); i = nextAnswerStop(s, i+1) {
 		switch ch := s[i]; {
 		case ch == '[':
 			end := citationEnd(s, i)
@@ -98,6 +101,30 @@ func (sc *answerScan) run() {
 	sc.endSentence(sentStart, len(s), sentCited)
 }
 
+// nextAnswerStop returns the index of the first byte at or after i that the
+// walk acts on ('[', '\n', '.', '!', '?'), or len(s). It tests eight bytes
+// at a time: the text between them is most of an answer. As in
+// jsonx.PlainLen, the tests run on each byte's low seven bits, where adding
+// 0x7f never carries into the next byte; bytes >= 0x80 never stop.
+func nextAnswerStop(s string, i int) int {
+	const low7 = 0x7f * lsb
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		y := x & low7
+		other := ((y ^ '['*lsb) + low7) & ((y ^ '\n'*lsb) + low7) & ((y ^ '.'*lsb) + low7) &
+			((y ^ '!'*lsb) + low7) & ((y ^ '?'*lsb) + low7)
+		if m := ^(other | x) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '[' || c == '\n' || c == '.' || c == '!' || c == '?' {
+			return i
+		}
+	}
+	return len(s)
+}
+
 func isTerminatorRun(c byte) bool {
 	return c == '.' || c == '!' || c == '?' || c == '"' || c == ')'
 }
@@ -110,7 +137,7 @@ func (sc *answerScan) endSentence(start, end int, cited bool) {
 	}
 	start, end = trimSpaceSpan(sc.s, start, end)
 	sent := sc.s[start:end]
-	if hasWordRune(sent) && !isSoftRefusal(sent, sc.line) {
+	if hasWordRune(sent) && (len(sent) < len(sc.tline) || !isSoftRefusal(sent, sc.line)) {
 		sc.uncited = append(sc.uncited, start, end)
 	}
 }

@@ -37,3 +37,39 @@ func TestCheckAnswer(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkValidateLarge is validate on host/worstcase_bench_test.go's
+// worst-case answer (1 MiB of it), whole and in its parts.
+func BenchmarkValidateLarge(b *testing.B) {
+	e := presetEngine(b, "default")
+	answer := strings.Repeat("The key rotates every day [S1]. Nothing else is said here. ", 1<<20/59+1)[:1<<20]
+	in := []byte(`{"answer":"` + answer + `","tags":["S1","S2"],"query":"q"}`)
+	a, err := DecodeAnswer(in, &e.policy.Limits)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := e.Check(a)
+	b.Run("validate", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		for range b.N {
+			if _, err := e.Validate(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for range b.N {
+			DecodeAnswer(in, &e.policy.Limits)
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		for range b.N {
+			e.Check(a)
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		for range b.N {
+			AppendValidation(nil, v)
+		}
+	})
+}
