@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 // checkRef is the answer check as it was before answerScan
@@ -193,8 +195,12 @@ func checkAgainstRef(t *testing.T, e *Engine, a *Answer) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("answer %q tags %q:\n got %+v\nwant %+v", a.Answer, a.Tags, got, want)
 	}
-	if g, w := AppendValidation(nil, got), AppendValidation(nil, want); !bytes.Equal(g, w) {
+	w := AppendValidation(nil, want)
+	if g := AppendValidation(nil, got); !bytes.Equal(g, w) {
 		t.Fatalf("answer %q: JSON\n%s\nwant\n%s", a.Answer, g, w)
+	}
+	if g := e.appendCheck([]byte("x"), a); !bytes.Equal(g[1:], w) || g[0] != 'x' {
+		t.Fatalf("answer %q: appendCheck\n%s\nwant\n%s", a.Answer, g, w)
 	}
 }
 
@@ -253,5 +259,35 @@ func TestCheckSlowInputs(t *testing.T) {
 	v = e.Check(&Answer{Answer: b.String(), Tags: []string{"S1", "S100001"}})
 	if len(v.Cited) != 1 || v.Cited[0] != "S100001" || len(v.Unknown) != n-1 || v.Unknown[0] != "S100000" || v.Unknown[n-2] != "S"+strconv.Itoa(100000+n-1) {
 		t.Errorf("unknown tags: cited %v, %d unknown", v.Cited, len(v.Unknown))
+	}
+}
+
+// validate (JSON in, JSON out without a Validation) gives Validate's bytes
+// and errors: the answer cases as JSON, with tag lists DecodeAnswer accepts
+// or rejects.
+func TestValidateMatchesCheck(t *testing.T) {
+	e := presetEngine(t, "support-agent")
+	for _, s := range answerCases {
+		for _, tags := range answerTagSets {
+			in := append(jsonx.AppendString([]byte(`{"query":" q ","answer":`), s), `,"tags":[`...)
+			for i, tag := range tags {
+				if i > 0 {
+					in = append(in, ',')
+				}
+				in = jsonx.AppendString(in, tag)
+			}
+			in = append(in, "]}"...)
+			got, gotErr := e.validate(in)
+			a, err := DecodeAnswer(in, &e.policy.Limits)
+			if err != nil {
+				if gotErr == nil || gotErr.Error() != err.Error() {
+					t.Fatalf("%s: validate error %v, DecodeAnswer %v", in, gotErr, err)
+				}
+				continue
+			}
+			if want := AppendValidation(nil, checkRef(a, e.policy.Messages.RefusalLine)); gotErr != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s: validate\n%s (%v)\nwant\n%s", in, got, gotErr, want)
+			}
+		}
 	}
 }

@@ -57,6 +57,14 @@ func BenchmarkValidateLarge(b *testing.B) {
 			}
 		}
 	})
+	b.Run("validate-direct", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		for range b.N {
+			if _, err := e.validate(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("decode", func(b *testing.B) {
 		for range b.N {
 			DecodeAnswer(in, &e.policy.Limits)
@@ -65,6 +73,11 @@ func BenchmarkValidateLarge(b *testing.B) {
 	b.Run("check", func(b *testing.B) {
 		for range b.N {
 			e.Check(a)
+		}
+	})
+	b.Run("check-encode-direct", func(b *testing.B) {
+		for range b.N {
+			e.appendCheck(nil, a)
 		}
 	})
 	b.Run("encode", func(b *testing.B) {
