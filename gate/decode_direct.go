@@ -381,7 +381,54 @@ func (d *directDecoder) number() (float64, bool) {
 	if !d.numberText() {
 		return 0, false
 	}
+	if f, ok := simpleFloat(d.src[start:d.pos]); ok {
+		return f, true
+	}
 	return d.numberAt(start)
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// simpleFloat converts number text of the form -?digits(.digits)? with at
+// most 15 significant digits (every score and most embeddings) as one exact
+// integer divided by an exact power of ten: a single IEEE division, so the
+// result is the correctly rounded value, the same bits strconv.ParseFloat
+// gives (Clinger's fast path, which strconv also takes, after a slower
+// general scan; under TinyGo that scan was most of a number's cost). ok is
+// false for anything else (exponents, longer mantissas): use ParseFloat.
+func simpleFloat(t []byte) (float64, bool) {
+	neg := false
+	if len(t) > 0 && t[0] == '-' {
+		neg, t = true, t[1:]
+	}
+	var mant uint64
+	digits, frac, dot := 0, 0, false
+	for _, c := range t {
+		switch {
+		case c >= '0' && c <= '9':
+			if mant != 0 || c != '0' {
+				digits++
+			}
+			mant = mant*10 + uint64(c-'0')
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits > 15 || frac >= len(pow10) {
+		return 0, false
+	}
+	f := float64(mant) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 func isFinite64(f float64) bool {
@@ -465,6 +512,18 @@ func (d *directDecoder) skip(level int) bool {
 		start := d.pos
 		if !d.numberText() {
 			return false
+		}
+		// Like the tree parser, convert only what could overflow: an
+		// exponent, or over 308 integer digits.
+		t := d.src[start:d.pos]
+		for _, c := range t {
+			if c == 'e' || c == 'E' {
+				_, ok := d.numberAt(start)
+				return ok
+			}
+		}
+		if len(t) <= 308 {
+			return true
 		}
 		_, ok := d.numberAt(start)
 		return ok

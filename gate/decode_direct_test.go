@@ -3,8 +3,10 @@ package gate
 import (
 	"os"
 	"path/filepath"
+	"math"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -323,4 +325,44 @@ func TestDecodeDirectEngineMemoryBounded(t *testing.T) {
 	if e.reqMem.kept > retainBytes {
 		t.Fatalf("after a small request %d bytes are still kept", e.reqMem.kept)
 	}
+}
+
+// simpleFloat must give exactly strconv.ParseFloat's bits wherever it
+// answers.
+func TestSimpleFloatMatchesParseFloat(t *testing.T) {
+	for _, s := range []string{"0", "-0", "0.0", "1", "-1", "0.1", "0.2", "0.3", "0.8234567891234", "123456789012345",
+		"1234567890123456", "0.000000000000000000001", "0.0000000000000000000001", "20.5", "0.0163", "-37.5",
+		"999999999999999", "0.999999999999999", "9007199254740993", "3.141592653589793", "1.7976931348623157"} {
+		checkSimpleFloat(t, s)
+	}
+}
+
+func checkSimpleFloat(t *testing.T, s string) {
+	t.Helper()
+	got, ok := simpleFloat([]byte(s))
+	if !ok {
+		return
+	}
+	want, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+		t.Fatalf("simpleFloat(%q) = %v (%x), ParseFloat %v (%x) %v", s, got, math.Float64bits(got), want, math.Float64bits(want), err)
+	}
+}
+
+func FuzzSimpleFloat(f *testing.F) {
+	f.Add(uint64(8234567891234), uint8(13), false)
+	f.Add(uint64(5), uint8(1), true)
+	f.Fuzz(func(t *testing.T, mant uint64, frac uint8, neg bool) {
+		s := strconv.FormatUint(mant%1e16, 10)
+		if k := int(frac % 24); k > 0 {
+			for len(s) <= k {
+				s = "0" + s
+			}
+			s = s[:len(s)-k] + "." + s[len(s)-k:]
+		}
+		if neg {
+			s = "-" + s
+		}
+		checkSimpleFloat(t, s)
+	})
 }
