@@ -262,8 +262,8 @@ func TestCheckSlowInputs(t *testing.T) {
 	}
 }
 
-// validate (JSON in, JSON out without a Validation) gives Validate's bytes
-// and errors: the answer cases as JSON, with tag lists DecodeAnswer accepts
+// Validate (JSON in, JSON out without a Validation) gives the old check's
+// bytes and errors: the answer cases as JSON, with tag lists DecodeAnswer accepts
 // or rejects.
 func TestValidateMatchesCheck(t *testing.T) {
 	e := presetEngine(t, "support-agent")
@@ -277,7 +277,11 @@ func TestValidateMatchesCheck(t *testing.T) {
 				in = jsonx.AppendString(in, tag)
 			}
 			in = append(in, "]}"...)
-			got, gotErr := e.validate(in)
+			got, gotErr := e.AppendValidate([]byte("prefix"), in)
+			if !bytes.HasPrefix(got, []byte("prefix")) {
+				t.Fatalf("%s: AppendValidate dropped dst: %q", in, got)
+			}
+			got = got[len("prefix"):]
 			a, err := DecodeAnswer(in, &e.policy.Limits)
 			if err != nil {
 				if gotErr == nil || gotErr.Error() != err.Error() {

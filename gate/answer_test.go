@@ -57,14 +57,6 @@ func BenchmarkValidateLarge(b *testing.B) {
 			}
 		}
 	})
-	b.Run("validate-direct", func(b *testing.B) {
-		b.SetBytes(int64(len(in)))
-		for range b.N {
-			if _, err := e.validate(in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	b.Run("decode", func(b *testing.B) {
 		for range b.N {
 			DecodeAnswer(in, &e.policy.Limits)

@@ -2,21 +2,11 @@ package gate
 
 import "github.com/ctxgate/ctxgate/gate/jsonx"
 
-// validate is Validate writing the validation JSON straight from the answer
-// walk's offsets (appendCheck): the bytes of AppendValidation(nil,
-// e.check(a)) without making the strings a Validation holds. For a large
-// answer those are most of check's cost, and under TinyGo a copy of every
-// uncited sentence (megabytes, in blocks) is memory the collector has to
-// find room for and mark.
-func (e *Engine) validate(answerJSON []byte) ([]byte, error) {
-	a, err := DecodeAnswer(answerJSON, &e.policy.Limits)
-	if err != nil {
-		return nil, err
-	}
-	return e.appendCheck(nil, a), nil
-}
-
-// appendCheck appends AppendValidation(dst, e.check(a)).
+// appendCheck appends AppendValidation(dst, e.check(a)), written straight
+// from the answer walk's offsets without making the strings a Validation
+// holds. For a large answer those are most of check's cost, and under TinyGo
+// a copy of every uncited sentence (megabytes, in blocks) is memory the
+// collector has to find room for and mark. Validate and AppendValidate use it.
 func (e *Engine) appendCheck(dst []byte, a *Answer) []byte {
 	line := e.policy.Messages.RefusalLine
 	soft := isSoftRefusal(a.Answer, line)

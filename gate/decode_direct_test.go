@@ -1,9 +1,9 @@
 package gate
 
 import (
+	"math"
 	"os"
 	"path/filepath"
-	"math"
 	"reflect"
 	"runtime"
 	"strconv"

@@ -40,6 +40,10 @@ type Engine struct {
 	missing    []string // these three are handed to the Decision: never reused
 	factors    []string
 	recs       []string
+
+	// Evaluate's decision is encoded at once, so its prompt's sources block
+	// is written from the chunks straight into the JSON (encode_sources.go).
+	later sourcesLater
 }
 
 // Policy returns the engine's validated policy. Callers must not modify it.
@@ -84,11 +88,31 @@ func (e *Engine) Evaluate(requestJSON []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := e.decide(req)
-	if err != nil {
-		return nil, err
+	return e.appendDecided(nil, req)
+}
+
+// AppendDecide is Decide and AppendDecision in one: it appends req's
+// decision JSON to dst (the same bytes), without building the prompt's
+// sources block as a string first; it is written from the chunks straight
+// into dst. For hosts that decode requests themselves and reuse an output
+// buffer (the raw guest).
+func (e *Engine) AppendDecide(dst []byte, req *Request) ([]byte, error) {
+	if req != nil {
+		if err := checkLimits(req, &e.policy.Limits); err != nil {
+			return dst, err
+		}
 	}
-	return AppendDecision(nil, d), nil
+	return e.appendDecided(dst, req)
+}
+
+func (e *Engine) appendDecided(dst []byte, req *Request) ([]byte, error) {
+	e.later.on = true
+	d, err := e.decide(req)
+	e.later.on = false
+	if err != nil {
+		return dst, err
+	}
+	return e.later.appendDecision(dst, d), nil
 }
 
 // Decide is Evaluate without the JSON: for Go hosts that build requests in code.
@@ -106,11 +130,18 @@ func (e *Engine) Decide(req *Request) (*Decision, error) {
 // Validate checks a model's answer after generation (input: {"answer": "...",
 // "tags": ["S1",...]}) and returns the validation JSON.
 func (e *Engine) Validate(answerJSON []byte) ([]byte, error) {
+	return e.AppendValidate(nil, answerJSON)
+}
+
+// AppendValidate is Validate appending to dst: a host that keeps one output
+// buffer (the raw guest) then makes no answer-sized allocation for the
+// result, which under TinyGo is what grows the heap on large answers.
+func (e *Engine) AppendValidate(dst, answerJSON []byte) ([]byte, error) {
 	a, err := DecodeAnswer(answerJSON, &e.policy.Limits)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return AppendValidation(nil, e.check(a)), nil
+	return e.appendCheck(dst, a), nil
 }
 
 // Check is Validate without the JSON.

@@ -27,6 +27,10 @@ func (e *Engine) constrainedPrompt(order []int) *Prompt {
 		b = append(b, strings.ReplaceAll(line, "{refusal_line}", m.RefusalLine)...)
 	}
 	instructions := string(b)
+	if e.later.on {
+		e.buf = b[:0]
+		return e.later.hold(e, order, instructions)
+	}
 	b = b[:0]
 	b = append(b, "<sources>\n"...)
 	for t, i := range order {

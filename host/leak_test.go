@@ -54,7 +54,7 @@ type fault struct {
 }
 
 func faults(t *testing.T) []fault {
-	bigNumbers := []byte(`{"query":"q","chunks":[{"metadata":[` + strings.Repeat("0,", 1<<16) + `0]}]}`)
+	bigNumbers := []byte(`{"query":"q","chunks":[{"metadata":[` + strings.Repeat("0,", 1<<20) + `0]}]}`)
 	fs := []fault{
 		{name: "hostile trap", gate: func(t *testing.T) *Gate { return newHostileGate(t, Options{PoolSize: 2}) },
 			input: []byte("T"), want: ErrTrap, next: []byte("ok")},
@@ -74,9 +74,10 @@ func faults(t *testing.T) []fault {
 				fault{name: m.String() + "/" + abi.String() + " out of memory", gate: func(t *testing.T) *Gate {
 					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, MaxPages: pages, MaxInputBytes: len(big), Timeout: 20 * time.Second})
 				}, input: big, want: ErrTrap, next: []byte(sampleRequest)},
-				// 64k numbers take far longer than 20 ms in either module
-				// (gcscan_test.go explains why TinyGo is slow here; any
-				// long call would do).
+				// A million numbers (2 MiB, at the values budget) take far
+				// longer than 20 ms in either module with termination
+				// checks on; any long call would do. 64k numbers were
+				// enough until the direct decoder made them fast.
 				fault{name: m.String() + "/" + abi.String() + " deadline", gate: func(t *testing.T) *Gate {
 					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, Timeout: 20 * time.Second})
 				}, input: bigNumbers, want: ErrTimeout, next: []byte(sampleRequest), deadline: 20 * time.Millisecond},

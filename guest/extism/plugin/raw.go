@@ -60,24 +60,21 @@ func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
 	in := r.in[:n]
 	switch op {
 	case OpEvaluate:
-		// The same three steps as Engine.Evaluate, but decoding in place
-		// (no copy of a buffer nobody reads again) and writing into the
-		// reused output buffer.
+		// Engine.Evaluate's steps, but decoding in place (no copy of a
+		// buffer nobody reads again) and writing into the reused output
+		// buffer.
 		req, err := e.DecodeRequestInPlace(in)
 		if err != nil {
 			return r.fail(err)
 		}
-		d, err := e.Decide(req)
-		if err != nil {
+		if r.out, err = e.AppendDecide(r.out[:0], req); err != nil {
 			return r.fail(err)
 		}
-		r.out = gate.AppendDecision(r.out[:0], d)
 	case OpValidate:
-		v, err := e.Validate(in)
-		if err != nil {
+		var err error
+		if r.out, err = e.AppendValidate(r.out[:0], in); err != nil {
 			return r.fail(err)
 		}
-		r.out = append(r.out[:0], v...)
 	case OpDescribe:
 		r.out = append(r.out[:0], e.Describe()...)
 	default:
