@@ -282,6 +282,10 @@ func TestValidateMatchesCheck(t *testing.T) {
 				t.Fatalf("%s: AppendValidate dropped dst: %q", in, got)
 			}
 			got = got[len("prefix"):]
+			inPlace, inPlaceErr := e.AppendValidateInPlace(nil, append([]byte(nil), in...))
+			if !bytes.Equal(inPlace, got) || (inPlaceErr == nil) != (gotErr == nil) {
+				t.Fatalf("%s: AppendValidateInPlace\n%s (%v)\nAppendValidate\n%s (%v)", in, inPlace, inPlaceErr, got, gotErr)
+			}
 			a, err := DecodeAnswer(in, &e.policy.Limits)
 			if err != nil {
 				if gotErr == nil || gotErr.Error() != err.Error() {

@@ -21,14 +21,17 @@ import (
 //
 // The returned error is always a *Error.
 func DecodeAnswer(data []byte, lim *Limits) (*Answer, error) {
-	a, err := decodeAnswer(data, lim)
+	a, err := decodeAnswer(data, lim, false)
 	if err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-func decodeAnswer(data []byte, lim *Limits) (*Answer, *Error) {
+// decodeAnswer parses data, in place when inPlace is set: data is then
+// modified (escaped strings are unescaped where they are) and the Answer's
+// strings view it, so it must not change while the Answer is in use.
+func decodeAnswer(data []byte, lim *Limits, inPlace bool) (*Answer, *Error) {
 	l := lim.resolved()
 	if len(data) > l.MaxRequestBytes {
 		return nil, limitError("", "answer is "+strconv.Itoa(len(data))+" bytes", l.MaxRequestBytes, "max_request_bytes")
@@ -38,7 +41,7 @@ func decodeAnswer(data []byte, lim *Limits) (*Answer, *Error) {
 	}
 	// A valid answer input has at most max_chunks tags plus 6 other values,
 	// so the parse stops there instead of building a huge tree.
-	doc, err := gateParse(data, jsonx.Limits{MaxDepth: l.MaxDepth, MaxValues: l.MaxChunks + 8}, "max_chunks tags", false)
+	doc, err := gateParse(data, jsonx.Limits{MaxDepth: l.MaxDepth, MaxValues: l.MaxChunks + 8}, "max_chunks tags", inPlace)
 	if err != nil {
 		return nil, err
 	}

@@ -84,11 +84,19 @@ func NewEngineFromPolicy(p *Policy, ref PolicyRef) (*Engine, error) {
 // Evaluate decodes a request, decides, and returns the decision JSON. The
 // bytes are identical for identical (policy, request) in every build.
 func (e *Engine) Evaluate(requestJSON []byte) ([]byte, error) {
+	return e.AppendEvaluate(nil, requestJSON)
+}
+
+// AppendEvaluate is Evaluate appending the decision to dst, for a host that
+// keeps one output buffer (the Extism guest): under TinyGo a fresh
+// decision-sized buffer per call is heap the collector must find room for.
+// On error dst is returned unchanged.
+func (e *Engine) AppendEvaluate(dst, requestJSON []byte) ([]byte, error) {
 	req, err := e.decodeRequest(requestJSON)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return e.appendDecided(nil, req)
+	return e.appendDecided(dst, req)
 }
 
 // AppendDecide is Decide and AppendDecision in one: it appends req's
@@ -137,7 +145,21 @@ func (e *Engine) Validate(answerJSON []byte) ([]byte, error) {
 // buffer (the raw guest) then makes no answer-sized allocation for the
 // result, which under TinyGo is what grows the heap on large answers.
 func (e *Engine) AppendValidate(dst, answerJSON []byte) ([]byte, error) {
-	a, err := DecodeAnswer(answerJSON, &e.policy.Limits)
+	a, err := decodeAnswer(answerJSON, &e.policy.Limits, false)
+	if err != nil {
+		return dst, err
+	}
+	return e.appendCheck(dst, a), nil
+}
+
+// AppendValidateInPlace is AppendValidate for a caller that owns answerJSON
+// and is done with it (a Wasm guest's reused input buffer): the answer is
+// parsed where it is, not copied (answerJSON is modified). With the output
+// appended to a reused dst, a call then allocates nothing answer-sized: a
+// TinyGo module checking multi-megabyte answers one after another otherwise
+// fragments its heap until an allocation finds no room and the module traps.
+func (e *Engine) AppendValidateInPlace(dst, answerJSON []byte) ([]byte, error) {
+	a, err := decodeAnswer(answerJSON, &e.policy.Limits, true)
 	if err != nil {
 		return dst, err
 	}

@@ -20,26 +20,45 @@ import (
 var (
 	guest = plugin.New(pdk.GetConfig)
 	raw   = plugin.NewRaw(guest)
+
+	// The Extism exports' input and output, kept from call to call
+	// (input.go says why); pdk.Output copies the output out.
+	in, out []byte
 )
 
 //go:wasmexport evaluate
-func evaluate() int32 { return reply(guest.Evaluate(pdk.Input())) }
+func evaluate() int32 {
+	in = readInput(in)
+	return reply(keep(guest.AppendEvaluate(out[:0], in)))
+}
 
 //go:wasmexport validate
-func validate() int32 { return reply(guest.Validate(pdk.Input())) }
+func validate() int32 {
+	in = readInput(in)
+	return reply(keep(guest.AppendValidateInPlace(out[:0], in)))
+}
 
 //go:wasmexport describe
 func describe() int32 { return reply(guest.Describe()) }
 
 // reply hands the result to the host: output and 0, or the error JSON through
 // the PDK's error channel and 1 (the SDKs turn that into an error value).
-func reply(out, errJSON []byte) int32 {
+func reply(result, errJSON []byte) int32 {
 	if errJSON != nil {
 		pdk.SetErrorString(string(errJSON))
 		return 1
 	}
-	pdk.Output(out)
+	pdk.Output(result)
 	return 0
+}
+
+// keep makes a result grown past the output buffer the buffer for the
+// next call.
+func keep(result, errJSON []byte) ([]byte, []byte) {
+	if cap(result) > cap(out) {
+		out = result[:0]
+	}
+	return result, errJSON
 }
 
 // The raw exports are for the bundled Go runner (host/raw.go,

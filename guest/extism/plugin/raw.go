@@ -72,7 +72,7 @@ func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
 		}
 	case OpValidate:
 		var err error
-		if r.out, err = e.AppendValidate(r.out[:0], in); err != nil {
+		if r.out, err = e.AppendValidateInPlace(r.out[:0], in); err != nil {
 			return r.fail(err)
 		}
 	case OpDescribe:
