@@ -55,7 +55,7 @@ func BenchmarkEvaluateSized(b *testing.B) {
 						name += "/no-interrupt"
 					}
 					b.Run(name, func(b *testing.B) {
-						g := newRealGate(b, m, Options{PoolSize: 1, ABI: abi, NoInterrupt: noInt, Timeout: -1})
+						g := newRealGate(b, m, Options{PoolSize: 1, ABI: abi, Interrupt: checksIf(!noInt), Timeout: -1})
 						b.SetBytes(int64(len(req)))
 						b.ReportAllocs()
 						for b.Loop() {

@@ -69,9 +69,9 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
 		// Without this a guest in an endless loop ignores its deadline
-		// (Options.NoInterrupt for its cost).
-		WithCloseOnContextDone(!o.NoInterrupt)
-	g := &Gate{timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name, noInterrupt: o.NoInterrupt}
+		// (Options.Interrupt for its cost).
+		WithCloseOnContextDone(o.checks())
+	g := &Gate{timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name, noInterrupt: !o.checks()}
 	if o.ABI != ABIExtism {
 		raw, ok, err := compileRaw(ctx, wasm, rc, config, o.MaxPages)
 		if err != nil {

@@ -39,3 +39,12 @@ func newRealGate(t testing.TB, m Module, opts Options) *Gate {
 	t.Cleanup(func() { g.Close(context.Background()) })
 	return g
 }
+
+// checksIf is InterruptAlways when on, else InterruptNever: benchmarks that
+// time a module both ways say which they want, whatever the default.
+func checksIf(on bool) Interrupt {
+	if on {
+		return InterruptAlways
+	}
+	return InterruptNever
+}

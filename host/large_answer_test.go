@@ -27,9 +27,9 @@ func TestLargeAnswersNeverTrap(t *testing.T) {
 	for _, m := range realModules {
 		for _, abi := range []ABI{ABIRaw, ABIExtism} {
 			t.Run(m.String()+"/"+abi.String(), func(t *testing.T) {
-				// NoInterrupt: the point is memory, not the deadline, and
+				// InterruptNever: the point is memory, not the deadline, and
 				// without the checks the 24 calls take ~1 s, not ~10.
-				g := newRealGate(t, m, Options{PoolSize: 1, ABI: abi, NoInterrupt: true, Timeout: time.Minute})
+				g := newRealGate(t, m, Options{PoolSize: 1, ABI: abi, Interrupt: InterruptNever, Timeout: time.Minute})
 				for _, in := range []string{sentence, cited} {
 					want, err := native.Validate(context.Background(), []byte(in))
 					if err != nil {

@@ -79,7 +79,9 @@ func faults(t *testing.T) []fault {
 				// checks on; any long call would do. 64k numbers were
 				// enough until the direct decoder made them fast.
 				fault{name: m.String() + "/" + abi.String() + " deadline", gate: func(t *testing.T) *Gate {
-					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, Timeout: 20 * time.Second})
+					// InterruptAlways: the bundled modules run without
+					// termination checks by default; this is the stop.
+					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, Interrupt: InterruptAlways, Timeout: 20 * time.Second})
 				}, input: bigNumbers, want: ErrTimeout, next: []byte(sampleRequest), deadline: 20 * time.Millisecond},
 			)
 		}

@@ -46,16 +46,11 @@ type Options struct {
 	// ABI picks the call path: ABIAuto (the default) uses the module's raw
 	// exports when it has them, else the Extism ABI (docs/performance.md).
 	ABI ABI
-	// NoInterrupt compiles the module without wazero's termination checks:
-	// with them, every loop iteration and function entry calls into the
-	// runtime to see whether the deadline passed, which makes the guest 3-10x
-	// slower (docs/performance.md). Without them a running call cannot be
-	// stopped: Timeout is checked before the run and after it (a late result
-	// is ErrTimeout, the instance stays), but a guest that never returns
-	// holds its goroutine and pool slot for ever. Only for a module whose
-	// every run terminates, such as the bundled core (bounded input, no
-	// unbounded loops, fuzzed); never for a module you do not trust.
-	NoInterrupt bool
+	// Interrupt says whether a deadline can stop a running guest
+	// (interrupt.go). The default, InterruptAuto, stops a module given in
+	// Wasm and lets the bundled modules, whose every run ends, run without
+	// the checks that cost 4-8x.
+	Interrupt Interrupt
 }
 
 const (
@@ -91,6 +86,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("ctxgate: Options.Prewarm is more than PoolSize (" + strconv.Itoa(o.PoolSize) + ")")
 	case o.MaxPages > 65536:
 		return o, errors.New("ctxgate: Options.MaxPages is above 65536 (4 GiB)")
+	case o.Interrupt < InterruptAuto || o.Interrupt > InterruptNever:
+		return o, errors.New("ctxgate: Options.Interrupt is not one of InterruptAuto, InterruptAlways, InterruptNever")
 	case o.ABI < ABIAuto || o.ABI > ABIRaw:
 		return o, errors.New("ctxgate: Options.ABI is not one of ABIAuto, ABIExtism, ABIRaw")
 	case o.MaxInputBytes < 0:

@@ -16,7 +16,7 @@ func BenchmarkPoolContention(b *testing.B) {
 	ctx := context.Background()
 	for _, callers := range []int{1, 8} {
 		b.Run("describe/callers="+strconv.Itoa(callers), func(b *testing.B) {
-			g := newRealGate(b, ModuleTinyGo, Options{NoInterrupt: true})
+			g := newRealGate(b, ModuleTinyGo, Options{Interrupt: InterruptNever})
 			b.ReportAllocs()
 			if callers == 1 {
 				for range b.N {

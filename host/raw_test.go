@@ -163,11 +163,11 @@ func TestABIFaults(t *testing.T) {
 	}
 }
 
-// NoInterrupt (no termination checks) gives the same bytes, and its deadline
+// InterruptNever (no termination checks) gives the same bytes, and its deadline
 // is checked around the run: an expired context never starts the guest, a
 // run that ends after the deadline is ErrTimeout, and neither costs the
 // instance.
-func TestNoInterrupt(t *testing.T) {
+func TestInterruptNever(t *testing.T) {
 	native, err := NewNative(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestNoInterrupt(t *testing.T) {
 	}
 	for _, m := range realModules {
 		t.Run(m.String(), func(t *testing.T) {
-			g := newRealGate(t, m, Options{PoolSize: 1, NoInterrupt: true, Timeout: time.Minute})
+			g := newRealGate(t, m, Options{PoolSize: 1, Interrupt: InterruptNever, Timeout: time.Minute})
 			if got, err := g.Evaluate(ctx, big); err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("got %.100s, %v\nwant %.100s", got, err, want)
 			}
@@ -189,7 +189,7 @@ func TestNoInterrupt(t *testing.T) {
 			if _, err := g.Evaluate(expired, big); !errors.Is(err, ErrTimeout) {
 				t.Fatalf("expired context: %v, want ErrTimeout", err)
 			}
-			short := newRealGate(t, m, Options{PoolSize: 1, NoInterrupt: true, Timeout: time.Microsecond})
+			short := newRealGate(t, m, Options{PoolSize: 1, Interrupt: InterruptNever, Timeout: time.Microsecond})
 			if _, err := short.Evaluate(ctx, big); !errors.Is(err, ErrTimeout) {
 				t.Fatalf("a run longer than a 1 µs Timeout: %v, want ErrTimeout", err)
 			}

@@ -14,7 +14,7 @@ import (
 // chunk text, 4 KiB query, 4096 dimensions, depth 32, a value budget of a
 // quarter of the request's bytes). They answer "what is the longest a
 // bundled module can run on one call", the question behind running it
-// without termination checks (Options.NoInterrupt, docs/performance.md
+// without termination checks (Options.Interrupt, docs/performance.md
 // decision 4). Run it with a few iterations:
 //
 //	go test ./host -run '^$' -bench WorstCase -benchtime 2x
@@ -112,7 +112,7 @@ func BenchmarkWorstCase(b *testing.B) {
 				name = c.name + "/no-interrupt"
 			}
 			b.Run(name, func(b *testing.B) {
-				g := newRealGate(b, ModuleTinyGo, Options{PoolSize: 1, NoInterrupt: noInt, Timeout: 5 * time.Minute})
+				g := newRealGate(b, ModuleTinyGo, Options{PoolSize: 1, Interrupt: checksIf(!noInt), Timeout: 5 * time.Minute})
 				var outcome string
 				var worst time.Duration
 				for range b.N {
@@ -160,7 +160,7 @@ func BenchmarkWorstCaseAnswer(b *testing.B) {
 			}
 		})
 		b.Run(strconv.Itoa(size>>10)+"_KiB/tinygo-no-interrupt", func(b *testing.B) {
-			g := newRealGate(b, ModuleTinyGo, Options{PoolSize: 1, NoInterrupt: true, Timeout: 5 * time.Minute})
+			g := newRealGate(b, ModuleTinyGo, Options{PoolSize: 1, Interrupt: InterruptNever, Timeout: 5 * time.Minute})
 			if _, err := g.call(ctx, "describe", nil); err != nil { // instantiate outside the timing
 				b.Fatal(firstLine(err))
 			}

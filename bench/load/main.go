@@ -248,8 +248,18 @@ func driveWith(call func([]byte) (string, error), reqs [][]byte, clients int, d 
 }
 
 // startServer runs ctxgate serve in this process on 127.0.0.1:0.
-// noInterrupt is read by startServer and runDirect.
-var noInterrupt = flag.Bool("no-interrupt", false, "in-process server and -direct: run the module without wazero's termination checks (serve --no-interrupt)")
+// interrupt is read by startServer and runDirect (serve --interrupt).
+var interrupt = flag.String("interrupt", "auto", "in-process server and -direct: can a deadline stop a running call: auto, always, never (host.Options.Interrupt)")
+
+// interruptMode is the -interrupt flag; a bad value ends the run.
+func interruptMode() host.Interrupt {
+	i, err := host.ParseInterrupt(*interrupt)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(2)
+	}
+	return i
+}
 
 func startServer(policy, module, wasm string, native bool, pool int) (*server.Server, string, error) {
 	m, err := host.ParseModule(module)
@@ -264,7 +274,7 @@ func startServer(policy, module, wasm string, native bool, pool int) (*server.Se
 	}
 	srv, err := server.New(context.Background(), server.Options{
 		Policy: server.PolicySource{Path: policy}, RequirePolicy: true,
-		Module: m, Wasm: code, Native: native, NoInterrupt: *noInterrupt, PoolSize: pool, ReloadPoll: -1,
+		Module: m, Wasm: code, Native: native, Interrupt: interruptMode(), PoolSize: pool, ReloadPoll: -1,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -372,7 +382,7 @@ func runDirect(reqs [][]byte, source string, clients int, duration, warmup time.
 		if perr != nil {
 			return perr
 		}
-		o := host.Options{Module: m, Policy: policyJSON, PoolSize: pool, NoInterrupt: *noInterrupt}
+		o := host.Options{Module: m, Policy: policyJSON, PoolSize: pool, Interrupt: interruptMode()}
 		name = "direct, module " + module
 		if wasm != "" {
 			if o.Wasm, err = os.ReadFile(wasm); err != nil {

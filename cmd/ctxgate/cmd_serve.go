@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/server"
 )
 
@@ -36,7 +37,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
-	noInterrupt := fs.Bool("no-interrupt", false, "run the module without wazero's termination checks: 3-6x faster, but a deadline no longer stops a running call (docs/performance.md)")
+	interrupt := fs.String("interrupt", "auto", "can a gate deadline stop a running call: `auto` (a --wasm module yes, the bundled ones run without wazero's termination checks, 4-8x faster), always, never (docs/performance.md)")
 	wasm := fs.String("wasm", "", "run this module `FILE` instead of an embedded one")
 	fs.IntVar(&fc.PoolSize, "pool-size", 0, "Wasm instances (0: GOMAXPROCS)")
 	fs.StringVar(&fc.Upstream, "upstream", "", "OpenAI-compatible base `URL` for gateway mode (POST /v1/chat/completions)")
@@ -83,7 +84,10 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "serve", usageError{err})
 	}
-	opts.Native, opts.NoInterrupt, opts.CacheDir, opts.RequirePolicy = *native, *noInterrupt, *cacheDir, true
+	opts.Native, opts.CacheDir, opts.RequirePolicy = *native, *cacheDir, true
+	if opts.Interrupt, err = host.ParseInterrupt(*interrupt); err != nil {
+		return fail(stderr, "serve", usageError{err})
+	}
 	if *wasm != "" {
 		if opts.Wasm, err = os.ReadFile(*wasm); err != nil {
 			return fail(stderr, "serve", err)

@@ -103,7 +103,7 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 			Module: s.opts.Module, Wasm: s.opts.Wasm,
 			Policy: l.policy, TrustKeys: l.trust,
 			PoolSize: s.opts.PoolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
-			NoInterrupt:   s.opts.NoInterrupt,
+			Interrupt:     s.opts.Interrupt,
 			MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),
 			// The server bounds each call with the request's gate deadline;
 			// the host's own timeout would also bound prewarming.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/signing"
 )
 
@@ -152,7 +153,7 @@ func TestReloadSigned(t *testing.T) {
 	for _, mode := range []struct {
 		name string
 		opts Options
-	}{{"wasm", Options{}}, {"wasm-no-interrupt", Options{NoInterrupt: true}}, {"native", Options{Native: true}}} {
+	}{{"wasm", Options{}}, {"wasm-interrupt-always", Options{Interrupt: host.InterruptAlways}}, {"native", Options{Native: true}}} {
 		t.Run(mode.name, func(t *testing.T) { testReloadSigned(t, mode.opts) })
 	}
 }

@@ -33,13 +33,14 @@ type Options struct {
 	Module host.Module
 	Wasm   []byte // a custom module instead of Module
 	Native bool   // run the core natively, without Wasm (for comparison only)
-	// NoInterrupt runs the module without wazero's termination checks
-	// (host.Options.NoInterrupt): 3-6x faster decisions, but a deadline is
-	// then checked around a call instead of stopping it (docs/performance.md).
-	NoInterrupt bool
-	PoolSize    int // Wasm instances; default GOMAXPROCS
-	MaxPages    uint32
-	CacheDir    string
+	// Interrupt says whether a gate deadline stops a running call
+	// (host.Options.Interrupt): by default the bundled modules run without
+	// wazero's termination checks (4-8x faster; every run of theirs ends)
+	// and a custom Wasm module with them.
+	Interrupt host.Interrupt
+	PoolSize  int // Wasm instances; default GOMAXPROCS
+	MaxPages  uint32
+	CacheDir  string
 
 	// Upstream is the OpenAI-compatible base URL gateway mode forwards to
 	// (the request path is appended). Empty: /v1/chat/completions is 404.

@@ -103,15 +103,16 @@ func run(c *config) error {
 		}
 		return g, nil
 	}
-	// Each module twice: with wazero's termination checks (the default, a
-	// deadline stops a running guest) and without (Options.NoInterrupt).
+	// Each module twice: as host.New runs it by default (no termination
+	// checks for the bundled modules, Options.Interrupt) and with them (a
+	// deadline stops a running guest).
 	for _, m := range []host.Module{host.ModuleTinyGo, host.ModuleGo} {
-		for _, noInt := range []bool{false, true} {
+		for _, interrupt := range []host.Interrupt{host.InterruptAuto, host.InterruptAlways} {
 			name := moduleLabel(m)
-			if noInt {
-				name += " no-interrupt"
+			if interrupt == host.InterruptAlways {
+				name += interruptibleSuffix
 			}
-			g, err := open(name, host.Options{Module: m, PoolSize: 1, NoInterrupt: noInt, Timeout: time.Minute})
+			g, err := open(name, host.Options{Module: m, PoolSize: 1, Interrupt: interrupt, Timeout: time.Minute})
 			if err != nil {
 				return err
 			}
@@ -130,7 +131,8 @@ func run(c *config) error {
 			return err
 		}
 		extraBytes[name] = b
-		g, err := open(name, host.Options{Wasm: b, PoolSize: 1, NoInterrupt: true, Timeout: time.Minute})
+		// Like the bundled modules' default: -extra compares builds of them.
+		g, err := open(name, host.Options{Wasm: b, PoolSize: 1, Interrupt: host.InterruptNever, Timeout: time.Minute})
 		if err != nil {
 			return err
 		}
@@ -140,7 +142,7 @@ func run(c *config) error {
 
 	// 1. Latency.
 	w("## Per-decision latency\n\nThe default policy; Wasm through `host.Gate` (one warm instance, raw call path), " +
-		"with and without wazero's termination checks (`Options.NoInterrupt`); the ratio to native, measured in the same run, beside each Wasm figure.\n\n")
+		"as `host.New` runs the bundled modules by default (without wazero's termination checks, `Options.Interrupt`) and *interruptible* (with them, so a deadline stops a running call); the ratio to native, measured in the same run, beside each Wasm figure.\n\n")
 	head := []string{"request", "mean size", "native"}
 	for _, m := range mods {
 		head = append(head, m.name)
@@ -179,11 +181,11 @@ func run(c *config) error {
 		w("## Call path\n\nThe %s workload through the raw exports (the bundled runner's path) and through the Extism SDK (what every other Extism host does), both without termination checks, in one interleaved run.\n\n", wl.Name)
 		t := bench.Table{Head: []string{"module", "raw p50", "Extism p50", "Extism / raw", "raw p99", "Extism p99"}}
 		for _, m := range []host.Module{host.ModuleTinyGo, host.ModuleGo} {
-			raw, err := open(m.String(), host.Options{Module: m, PoolSize: 1, ABI: host.ABIRaw, NoInterrupt: true, Timeout: time.Minute})
+			raw, err := open(m.String(), host.Options{Module: m, PoolSize: 1, ABI: host.ABIRaw, Timeout: time.Minute})
 			if err != nil {
 				return err
 			}
-			ext, err := open(m.String(), host.Options{Module: m, PoolSize: 1, ABI: host.ABIExtism, NoInterrupt: true, Timeout: time.Minute})
+			ext, err := open(m.String(), host.Options{Module: m, PoolSize: 1, ABI: host.ABIExtism, Timeout: time.Minute})
 			if err != nil {
 				raw.Close(ctx)
 				return err
@@ -213,7 +215,7 @@ func run(c *config) error {
 		opts := host.Options{}
 		if i < 4 {
 			if i%2 == 1 {
-				continue // the no-interrupt twin: same module, same memory
+				continue // the interruptible twin: same module, same memory
 			}
 			mod := []host.Module{host.ModuleTinyGo, host.ModuleGo}[i/2]
 			if wasm, err = mod.Bytes(); err != nil {
@@ -237,7 +239,7 @@ func run(c *config) error {
 		if ok {
 			memText = strconv.Itoa(int(mem)/65536) + " pages (" + strconv.FormatFloat(float64(mem)/(1<<20), 'f', 1, 64) + " MiB)"
 		}
-		ct.Add(strings.TrimSuffix(m.name, " no-interrupt"), bench.KB(len(wasm)), bench.Millis(cs.compile), bench.Millis(cs.cached), bench.Millis(cs.instance), bench.Millis(cs.extismInstance), memText)
+		ct.Add(strings.TrimSuffix(m.name, interruptibleSuffix), bench.KB(len(wasm)), bench.Millis(cs.compile), bench.Millis(cs.cached), bench.Millis(cs.instance), bench.Millis(cs.extismInstance), memText)
 		if i == 0 {
 			tinyInstance, tinySize = cs.instance, len(wasm)
 		}
@@ -248,10 +250,10 @@ func run(c *config) error {
 	var tput []float64 // kept for the record; the targets use serve
 	if wl, ok := findWorkload(workloads, 20, true); ok {
 		w("## Throughput\n\nThe %s workload for %s per cell, through one `host.Gate` (TinyGo module, default pool: GOMAXPROCS instances) and through `host.Native`; decisions per second.\n\n", wl.Name, c.throughputFor)
-		t := bench.Table{Head: []string{"goroutines", "native", "TinyGo", "TinyGo no-interrupt"}}
+		t := bench.Table{Head: []string{"goroutines", "native", "TinyGo", "TinyGo" + interruptibleSuffix}}
 		gates := []host.Evaluator{native}
-		for _, noInt := range []bool{false, true} {
-			g, err := open("tinygo", host.Options{Module: host.ModuleTinyGo, Prewarm: -1, NoInterrupt: noInt, Timeout: time.Minute})
+		for _, interrupt := range []host.Interrupt{host.InterruptAuto, host.InterruptAlways} {
+			g, err := open("tinygo", host.Options{Module: host.ModuleTinyGo, Prewarm: -1, Interrupt: interrupt, Timeout: time.Minute})
 			if err != nil {
 				return err
 			}
@@ -295,12 +297,12 @@ func run(c *config) error {
 	tt := bench.Table{Head: []string{"target", "measured", "met"}}
 	if wl, ok := findWorkload(workloads, 20, true); ok {
 		l := results[wl.Name]
-		tt.Add("20 chunks (~25 KB): TinyGo p50 ≤ 150 µs", Micros(l[2].P50)+" no-interrupt, "+Micros(l[1].P50)+" default ("+bench.KB(wl.MeanBytes())+")", yes(l[2].P50 <= 150*time.Microsecond))
-		tt.Add("20 chunks: TinyGo p50 ≤ 2× native", bench.Ratio(l[2].P50, l[0].P50)+" no-interrupt, "+bench.Ratio(l[1].P50, l[0].P50)+" default", yes(l[2].P50 <= 2*l[0].P50))
+		tt.Add("20 chunks (~25 KB): TinyGo p50 ≤ 150 µs", Micros(l[1].P50)+" ("+bench.KB(wl.MeanBytes())+"; "+Micros(l[2].P50)+" interruptible)", yes(l[1].P50 <= 150*time.Microsecond))
+		tt.Add("20 chunks: TinyGo p50 ≤ 2× native", bench.Ratio(l[1].P50, l[0].P50)+" ("+bench.Ratio(l[2].P50, l[0].P50)+" interruptible)", yes(l[1].P50 <= 2*l[0].P50))
 	}
 	if wl, ok := findWorkload(workloads, 100, true); ok {
 		l := results[wl.Name]
-		tt.Add("100 chunks: TinyGo p50 ≤ 600 µs", Micros(l[2].P50)+" no-interrupt, "+Micros(l[1].P50)+" default ("+bench.KB(wl.MeanBytes())+")", yes(l[2].P50 <= 600*time.Microsecond))
+		tt.Add("100 chunks: TinyGo p50 ≤ 600 µs", Micros(l[1].P50)+" ("+bench.KB(wl.MeanBytes())+"; "+Micros(l[2].P50)+" interruptible)", yes(l[1].P50 <= 600*time.Microsecond))
 	}
 	tt.Add("new TinyGo instance ≤ 1 ms", bench.Millis(tinyInstance), yes(tinyInstance <= time.Millisecond))
 	tt.Add("TinyGo module ≤ 400 KB", bench.KB(tinySize), yes(tinySize <= 400_000))
@@ -332,6 +334,10 @@ func yes(ok bool) string {
 	}
 	return "**no**"
 }
+
+// interruptibleSuffix names a module's column measured with termination
+// checks (Options.Interrupt: InterruptAlways).
+const interruptibleSuffix = " interruptible"
 
 func moduleLabel(m host.Module) string {
 	if m == host.ModuleTinyGo {
