@@ -68,6 +68,10 @@ type queryInfo struct {
 	found       []bool // per term: found in some chunk
 	seen        []int  // per term: index+1 of the last chunk it was found in
 	table       []int32
+
+	// Not the query's: what decide keeps per policy. It lives here because
+	// queryInfo is the engine scratch this file owns.
+	instr instructionsCache
 }
 
 func (q *queryInfo) lookup(h uint64) int {
@@ -302,7 +306,9 @@ func (e *Engine) confidence() float64 {
 
 // checkRequest rejects what no rule could decide sanely, naming the field.
 // Scores are clamped by documented rules instead (docs/decision.md): vector,
-// rerank, rrf, boosted and graph to [0,1], bm25 to >= 0.
+// rerank, rrf, boosted and graph to [0,1], bm25 to >= 0. A chunk's field
+// path ("chunks[3]") is built only for an error: built for every chunk it
+// was several allocations per chunk on every decision.
 func checkRequest(req *Request) error {
 	if req == nil {
 		return errorf(CodeBadField, "", "request is nil")
@@ -318,52 +324,60 @@ func checkRequest(req *Request) error {
 			return errorf(CodeBadField, idx("query_embedding", i, ""), "must be a finite number")
 		}
 	}
+	dims := len(req.QueryEmbedding)
 	for i := range req.Chunks {
-		if err := checkChunk(&req.Chunks[i], idx("chunks", i, ""), len(req.QueryEmbedding)); err != nil {
-			return err
+		if field, msg := checkChunk(&req.Chunks[i], dims); msg != "" {
+			return errorf(CodeBadField, idx("chunks", i, "")+field, msg)
 		}
 	}
 	for l, list := range req.ResultsPerQuery {
 		for i := range list {
-			if err := checkChunk(&list[i], idx(idx("results_per_query", l, ""), i, ""), len(req.QueryEmbedding)); err != nil {
-				return err
+			if field, msg := checkChunk(&list[i], dims); msg != "" {
+				return errorf(CodeBadField, idx(idx("results_per_query", l, ""), i, "")+field, msg)
 			}
 		}
 	}
 	return nil
 }
 
-func checkChunk(c *Chunk, at string, dims int) error {
+// checkChunk returns what is wrong with c, if anything: the field's path
+// below the chunk (".scores.vector") and the message; msg is "" when c is
+// fine.
+func checkChunk(c *Chunk, dims int) (field, msg string) {
 	s := &c.Scores
-	nums := [...]struct {
-		f   string
-		v   float64
-		has bool
-	}{{"vector", s.Vector, s.HasVector}, {"bm25", s.BM25, s.HasBM25}, {"rerank", s.Rerank, s.HasRerank},
-		{"rrf", s.RRF, s.HasRRF}, {"boosted", s.Boosted, s.HasBoosted}, {"graph", s.Graph, s.HasGraph}}
-	for _, n := range nums {
-		if n.has && !finite(n.v) {
-			return errorf(CodeBadField, at+".scores."+n.f, "must be a finite number")
-		}
+	const notFinite = "must be a finite number"
+	switch {
+	case s.HasVector && !finite(s.Vector):
+		return ".scores.vector", notFinite
+	case s.HasBM25 && !finite(s.BM25):
+		return ".scores.bm25", notFinite
+	case s.HasRerank && !finite(s.Rerank):
+		return ".scores.rerank", notFinite
+	case s.HasRRF && !finite(s.RRF):
+		return ".scores.rrf", notFinite
+	case s.HasBoosted && !finite(s.Boosted):
+		return ".scores.boosted", notFinite
+	case s.HasGraph && !finite(s.Graph):
+		return ".scores.graph", notFinite
 	}
 	if c.HasTrust && !unit(c.Trust) {
-		return errorf(CodeBadField, at+".trust", "must be in [0,1]")
+		return ".trust", "must be in [0,1]"
 	}
 	if c.HasTemperature && (!finite(c.Temperature) || c.Temperature < 0) {
-		return errorf(CodeBadField, at+".temperature", "must be a finite number >= 0")
+		return ".temperature", "must be a finite number >= 0"
 	}
 	if len(c.Embedding) > 0 {
 		if dims > 0 && len(c.Embedding) != dims {
-			return errorf(CodeBadField, at+".embedding", "has "+strconv.Itoa(len(c.Embedding))+
-				" dimensions, query_embedding has "+strconv.Itoa(dims))
+			return ".embedding", "has " + strconv.Itoa(len(c.Embedding)) +
+				" dimensions, query_embedding has " + strconv.Itoa(dims)
 		}
 		for i, x := range c.Embedding {
 			if !finite(x) {
-				return errorf(CodeBadField, idx(at+".embedding", i, ""), "must be a finite number")
+				return idx(".embedding", i, ""), notFinite
 			}
 		}
 	}
-	return nil
+	return "", ""
 }
 
 // decide runs the whole pipeline: merge, per-chunk signals, filters, order,
