@@ -30,9 +30,40 @@ var safeOut = func() (t [256]bool) {
 //   - invalid UTF-8 (only possible for strings not produced by Parse) is
 //     written as \ufffd rather than producing invalid JSON.
 func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = AppendStringContent(dst, s)
-	return append(dst, '"')
+	return AppendKeyString(dst, "", s)
+}
+
+// AppendKeyString appends key unchanged (raw JSON, such as `,"id":`), then s
+// as AppendString writes it. A string with nothing to escape, nearly every
+// one an encoder writes, goes in with one capacity check and two copies:
+// under TinyGo (-opt=z, little inlining) each append is a runtime call, and
+// the calls, not the bytes, were most of a decision's encoding time.
+func AppendKeyString(dst []byte, key, s string) []byte {
+	n := PlainLen(s, '"')
+	l, need := len(dst), len(key)+n+2
+	if cap(dst)-l < need {
+		dst = grow(dst, need)
+	}
+	if n < len(s) {
+		dst = append(dst, key...)
+		dst = append(dst, '"')
+		dst = appendContent(dst, s, 0)
+		return append(dst, '"')
+	}
+	dst = dst[:l+need]
+	k := l + copy(dst[l:], key)
+	dst[k] = '"'
+	copy(dst[k+1:], s)
+	dst[l+need-1] = '"'
+	return dst
+}
+
+// grow returns dst with room for n more bytes, at least doubling its
+// capacity so a writer that grows often copies rarely.
+func grow(dst []byte, n int) []byte {
+	g := make([]byte, len(dst), 2*cap(dst)+n)
+	copy(g, dst)
+	return g
 }
 
 // AppendStringContent appends s escaped exactly as AppendString escapes it,
@@ -40,7 +71,12 @@ func AppendString(dst []byte, s string) []byte {
 // pieces. Splitting s anywhere except inside a multi-byte rune gives the
 // same bytes as escaping it whole.
 func AppendStringContent(dst []byte, s string) []byte {
-	for i := 0; ; {
+	return appendContent(dst, s, 0)
+}
+
+// appendContent is AppendStringContent(dst, s[i:]).
+func appendContent(dst []byte, s string, i int) []byte {
+	for {
 		n := PlainLen(s[i:], '"') // '"' is escaped anyway: no extra stop
 		dst = append(dst, s[i:i+n]...)
 		if i += n; i == len(s) {
@@ -115,8 +151,22 @@ func PlainLen(s string, stop byte) int {
 	}
 	st := uint64(stop) * lsb
 	i := 0
+	// specialBytes written out twice: TinyGo (-opt=z) does not inline it,
+	// and two calls per sixteen bytes cost more than the tests themselves.
+	const low7 = 0x7f * lsb
 	for ; i+16 <= len(s); i += 16 {
-		a, b := specialBytes(load64(s, i), st), specialBytes(load64(s, i+8), st)
+		x, z := load64(s, i), load64(s, i+8)
+		y, w := x&low7, z&low7
+		a := (^((y + 0x60*lsb) &
+			(((y ^ 0x22*lsb) &^ (0x04 * lsb)) + low7) &
+			(((y ^ 0x3c*lsb) &^ (0x02 * lsb)) + low7) &
+			((y ^ 0x5c*lsb) + low7) &
+			((y ^ st) + low7)) | x) & msb
+		b := (^((w + 0x60*lsb) &
+			(((w ^ 0x22*lsb) &^ (0x04 * lsb)) + low7) &
+			(((w ^ 0x3c*lsb) &^ (0x02 * lsb)) + low7) &
+			((w ^ 0x5c*lsb) + low7) &
+			((w ^ st) + low7)) | z) & msb
 		if a|b != 0 {
 			if a != 0 {
 				return i + bits.TrailingZeros64(a)>>3
@@ -181,43 +231,88 @@ func Round6(x float64) float64 {
 
 // AppendFloat appends Round6(x) formatted with strconv 'f' and the shortest
 // precision: "0.5", "1", "0.123457". Never an exponent, never -0, never NaN.
+func AppendFloat(dst []byte, x float64) []byte {
+	return AppendKeyFloat(dst, "", x)
+}
+
+// AppendKeyFloat appends key unchanged (raw JSON, such as `,"score":`), then
+// x as AppendFloat writes it.
 //
 // The common case is formatted with integer arithmetic: strconv's float
 // formatting allocates on every call under TinyGo, and a decision writes
 // about a hundred numbers. For |x| < 2^33 the spacing of float64 values is
 // below 1e-6, so the only decimal with at most 6 fractional digits that
 // rounds to Round6(x) is n/1e6 (n = Round(x*1e6)), which is therefore exactly
-// strconv's shortest form; TestAppendFloatMatchesStrconv checks it.
-func AppendFloat(dst []byte, x float64) []byte {
-	if x != x || math.IsInf(x, 0) {
-		return append(dst, '0')
-	}
-	if x <= -(1<<33) || x >= 1<<33 {
+// strconv's shortest form; TestAppendFloatMatchesStrconv checks it, and
+// TestAppendFloatGrid every multiple of 1e-6 in [0, 1] against the
+// previous writer. The digits come from multiplications, not divisions: a
+// 64-bit division by a constant stays a division instruction on wasm32,
+// and the previous writer's eight of them were most of its time in the
+// TinyGo module. Numbers in [0, 1) (scores, signals) need no division.
+func AppendKeyFloat(dst []byte, key string, x float64) []byte {
+	if !(x > -(1<<33) && x < 1<<33) { // also NaN
+		dst = append(dst, key...)
+		if x != x || math.IsInf(x, 0) {
+			return append(dst, '0')
+		}
 		return strconv.AppendFloat(dst, Round6(x), 'f', -1, 64)
 	}
-	// The same n Round6 computes (recovering it from Round6(x)*1e6 would
-	// not be exact above 2^32).
-	n := int64(math.Round(x * 1e6))
+	// n = math.Round(y), the same n Round6 computes: |y| < 2^53, so the
+	// conversion truncates exactly and y-t is exact.
+	y := x * 1e6
+	n := int64(y)
+	if f := y - float64(n); f >= 0.5 {
+		n++
+	} else if f <= -0.5 {
+		n--
+	}
+	l := len(dst)
+	const most = 1 + 10 + 1 + 6 // sign, integer digits (< 2^33), point, fraction
+	if cap(dst)-l < len(key)+most {
+		dst = grow(dst, len(key)+most)
+	}
+	b := dst[l : l+len(key)+most]
+	k := copy(b, key)
 	if n < 0 {
-		dst = append(dst, '-')
+		b[k] = '-'
+		k++
 		n = -n
 	}
-	dst = strconv.AppendInt(dst, n/1e6, 10)
-	frac := n % 1e6
-	if frac == 0 {
-		return dst
+	u, ip := uint64(n), uint64(0)
+	if u >= 1e6 {
+		ip = u / 1e6
+		u -= ip * 1e6
 	}
-	var digits [7]byte
-	digits[0] = '.'
-	for i := 6; i >= 1; i-- {
-		digits[i] = byte('0' + frac%10)
-		frac /= 10
+	if ip < 10 {
+		b[k] = byte('0' + ip)
+		k++
+	} else {
+		var t [10]byte
+		j := len(t)
+		for ip > 0 {
+			q := ip / 10
+			j--
+			t[j] = byte('0' + ip - q*10)
+			ip = q
+		}
+		k += copy(b[k:], t[j:])
 	}
-	end := 7
-	for digits[end-1] == '0' {
-		end--
+	if u == 0 {
+		return dst[:l+k]
 	}
-	return append(dst, digits[:end]...)
+	// Six fraction digits, right to left; q = f/10 exactly for f < 2^32.
+	f := uint32(u)
+	b[k] = '.'
+	for j := k + 6; j > k; j-- {
+		q := uint32(uint64(f) * 0xcccccccd >> 35)
+		b[j] = byte('0' + f - q*10)
+		f = q
+	}
+	k += 7
+	for b[k-1] == '0' {
+		k--
+	}
+	return dst[:l+k]
 }
 
 // AppendValue appends v compactly in document order. Numbers are written

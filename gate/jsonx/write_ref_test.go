@@ -1,6 +1,8 @@
 package jsonx
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -149,5 +151,124 @@ func BenchmarkAppendStringRef(b *testing.B) {
 	b.SetBytes(int64(len(benchText)))
 	for i := 0; i < b.N; i++ {
 		buf = appendStringRef(buf[:0], benchText)
+	}
+}
+
+// appendFloatRef is AppendFloat as it was before it formatted digits with
+// multiplications (strconv.AppendInt and a division per digit): the
+// reference the fast one must match byte for byte.
+func appendFloatRef(dst []byte, x float64) []byte {
+	if x != x || math.IsInf(x, 0) {
+		return append(dst, '0')
+	}
+	if x <= -(1<<33) || x >= 1<<33 {
+		return strconv.AppendFloat(dst, Round6(x), 'f', -1, 64)
+	}
+	n := int64(math.Round(x * 1e6))
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	dst = strconv.AppendInt(dst, n/1e6, 10)
+	frac := n % 1e6
+	if frac == 0 {
+		return dst
+	}
+	var digits [7]byte
+	digits[0] = '.'
+	for i := 6; i >= 1; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	end := 7
+	for digits[end-1] == '0' {
+		end--
+	}
+	return append(dst, digits[:end]...)
+}
+
+func checkFloatRef(t *testing.T, x float64) {
+	// No t.Helper: it costs more than the formatting, millions of times.
+	var g, w [64]byte
+	got, want := AppendFloat(g[:0], x), appendFloatRef(w[:0], x)
+	if string(got) != string(want) {
+		t.Fatalf("AppendFloat(%v) = %s, reference %s", x, got, want)
+	}
+}
+
+func checkKeyFloatRef(t *testing.T, x float64) {
+	t.Helper()
+	checkFloatRef(t, x)
+	want := string(appendFloatRef([]byte(`p,"k":`), x))
+	if got := AppendKeyFloat([]byte("p"), `,"k":`, x); string(got) != want {
+		t.Fatalf("AppendKeyFloat(%v) = %s, reference %s", x, got, want)
+	}
+	b := make([]byte, 1, 1) // the grow path
+	b[0] = 'p'
+	if got := AppendKeyFloat(b, `,"k":`, x); string(got) != want {
+		t.Fatalf("AppendKeyFloat(%v) from a full buffer = %s, reference %s", x, got, want)
+	}
+}
+
+// TestAppendFloatGrid: every value a decision's scores and signals can take
+// is on the grid of multiples of 1e-9 in [0, 1] (snapped, then rounded to
+// 1e-6 for output). Every multiple of 1e-6 in [-1, 1], both neighbours of
+// each, the halfway points between them (where rounding turns) and their
+// neighbours, and a stride through the 1e-9 grid give the reference's bytes.
+func TestAppendFloatGrid(t *testing.T) {
+	for n := -1000000; n <= 1000000; n++ {
+		x := float64(n) / 1e6
+		checkFloatRef(t, x)
+		checkFloatRef(t, math.Nextafter(x, 2))
+		checkFloatRef(t, math.Nextafter(x, -2))
+		h := (float64(n) + 0.5) / 1e6
+		checkFloatRef(t, h)
+		checkFloatRef(t, math.Nextafter(h, 2))
+		checkFloatRef(t, math.Nextafter(h, -2))
+	}
+	for n := 0; n <= 1e9; n += 9973 {
+		checkFloatRef(t, float64(n)/1e9)
+	}
+}
+
+func TestAppendFloatMatchesRef(t *testing.T) {
+	edges := []float64{0, 1, -1, 9.9999995, 10, 99.9999995, 1e6, 1e9 + 0.5, 1<<32 + 0.25, 1<<33 - 1e-6, -(1<<33 - 1e-6),
+		1 << 33, -(1 << 33), 1e300, -1e-300, math.SmallestNonzeroFloat64, math.NaN(), math.Inf(1), math.Inf(-1)}
+	for _, x := range edges {
+		checkKeyFloatRef(t, x)
+		checkKeyFloatRef(t, math.Nextafter(x, math.Inf(1)))
+		checkKeyFloatRef(t, math.Nextafter(x, math.Inf(-1)))
+	}
+	// A value of each magnitude at each power of two, the integer part's
+	// digit counts included.
+	for e := -30; e <= 40; e++ {
+		for _, m := range []float64{1, 1.5, 1.999999999, 1.0000005} {
+			checkKeyFloatRef(t, math.Ldexp(m, e))
+			checkKeyFloatRef(t, -math.Ldexp(m, e))
+		}
+	}
+}
+
+func FuzzAppendFloat(f *testing.F) {
+	for _, x := range []float64{0, 0.5, 0.1234565, -12.3456785, 1<<33 - 1e-6, 1e21, 4.9999999e-7} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) { checkKeyFloatRef(t, x) })
+}
+
+func TestAppendKeyStringMatchesRef(t *testing.T) {
+	for _, s := range stringRefCases {
+		for _, key := range []string{"", `,"id":`} {
+			want := appendStringRef([]byte("p:"+key), s)
+			if got := AppendKeyString([]byte("p:"), key, s); string(got) != string(want) {
+				t.Fatalf("AppendKeyString(%q, %q) = %q, reference %q", key, s, got, want)
+			}
+			// From a full buffer too (the grow path).
+			b := make([]byte, 2, 2)
+			copy(b, "p:")
+			if got := AppendKeyString(b, key, s); string(got) != string(want) {
+				t.Fatalf("AppendKeyString(%q, %q) from a full buffer = %q, reference %q", key, s, got, want)
+			}
+		}
 	}
 }
