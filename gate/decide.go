@@ -72,6 +72,7 @@ type queryInfo struct {
 	// Not the query's: what decide keeps per policy. It lives here because
 	// queryInfo is the engine scratch this file owns.
 	instr instructionsCache
+	docs  docSet
 }
 
 func (q *queryInfo) lookup(h uint64) int {
