@@ -20,131 +20,119 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 	if need := decisionSizeHint(d) + later.sizeHint(d.Prompt); cap(dst)-len(dst) < need {
 		dst = append(make([]byte, 0, len(dst)+need), dst...)
 	}
-	dst = append(dst, `{"action":`...)
-	dst = jsonx.AppendString(dst, string(d.Action))
-	dst = append(dst, `,"level":`...)
-	dst = jsonx.AppendString(dst, string(d.Level))
-	dst = append(dst, `,"confidence":`...)
-	dst = jsonx.AppendFloat(dst, d.Confidence)
-	dst = append(dst, `,"band":`...)
-	dst = jsonx.AppendString(dst, d.Band)
-	dst = append(dst, `,"interpretation":`...)
-	dst = jsonx.AppendString(dst, d.Interpretation)
-	dst = append(dst, `,"flag_for_review":`...)
-	dst = appendBool(dst, d.FlagForReview)
-	dst = append(dst, `,"query_type":`...)
-	dst = jsonx.AppendString(dst, d.QueryType)
-	dst = append(dst, `,"signals":`...)
-	dst = appendSignals(dst, d.Signals)
+	// One call per key and value (jsonx.AppendKeyString, AppendKeyFloat):
+	// under TinyGo every append is a runtime call, and the calls were most
+	// of the encoding time.
+	dst = jsonx.AppendKeyString(dst, `{"action":`, string(d.Action))
+	dst = jsonx.AppendKeyString(dst, `,"level":`, string(d.Level))
+	dst = jsonx.AppendKeyFloat(dst, `,"confidence":`, d.Confidence)
+	dst = jsonx.AppendKeyString(dst, `,"band":`, d.Band)
+	dst = jsonx.AppendKeyString(dst, `,"interpretation":`, d.Interpretation)
+	if d.FlagForReview {
+		dst = jsonx.AppendKeyString(dst, `,"flag_for_review":true,"query_type":`, d.QueryType)
+	} else {
+		dst = jsonx.AppendKeyString(dst, `,"flag_for_review":false,"query_type":`, d.QueryType)
+	}
+	dst = appendSignals(dst, `,"signals":`, d.Signals)
 	dst = append(dst, `,"chunks":[`...)
 	for i := range d.Chunks {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendChunkOutcome(dst, &d.Chunks[i])
+		dst = appendChunkOutcome(dst, i > 0, &d.Chunks[i])
 	}
-	dst = append(dst, `],"prompt":`...)
 	if p := d.Prompt; p != nil {
-		dst = append(dst, `{"instructions":`...)
-		dst = jsonx.AppendString(dst, p.Instructions)
-		dst = append(dst, `,"sources":`...)
+		dst = jsonx.AppendKeyString(dst, `],"prompt":{"instructions":`, p.Instructions)
 		if later.stands(p) {
+			dst = append(dst, `,"sources":`...)
 			dst = appendSourcesJSON(dst, later.chunks, later.warning)
 		} else {
-			dst = jsonx.AppendString(dst, p.Sources)
+			dst = jsonx.AppendKeyString(dst, `,"sources":`, p.Sources)
 		}
-		dst = append(dst, `,"minimal":`...)
-		dst = jsonx.AppendString(dst, p.Minimal)
-		dst = append(dst, '}')
+		dst = jsonx.AppendKeyString(dst, `,"minimal":`, p.Minimal)
+		dst = jsonx.AppendKeyString(dst, `},"caveat":`, d.Caveat)
 	} else {
-		dst = append(dst, "null"...)
+		dst = jsonx.AppendKeyString(dst, `],"prompt":null,"caveat":`, d.Caveat)
 	}
-	dst = append(dst, `,"caveat":`...)
-	dst = jsonx.AppendString(dst, d.Caveat)
-	dst = append(dst, `,"refusal":`...)
 	if r := d.Refusal; r != nil {
-		dst = append(dst, `{"type":`...)
-		dst = jsonx.AppendString(dst, r.Type)
-		dst = append(dst, `,"message":`...)
-		dst = jsonx.AppendString(dst, r.Message)
-		dst = append(dst, '}')
+		dst = jsonx.AppendKeyString(dst, `,"refusal":{"type":`, r.Type)
+		dst = jsonx.AppendKeyString(dst, `,"message":`, r.Message)
+		dst = appendStrings(dst, `},"missing_aspects":`, d.MissingAspects)
 	} else {
-		dst = append(dst, "null"...)
+		dst = appendStrings(dst, `,"refusal":null,"missing_aspects":`, d.MissingAspects)
 	}
-	dst = append(dst, `,"missing_aspects":`...)
-	dst = appendStrings(dst, d.MissingAspects)
-	dst = append(dst, `,"confidence_factors":`...)
-	dst = appendStrings(dst, d.ConfidenceFactors)
-	dst = append(dst, `,"recommendations":`...)
-	dst = appendStrings(dst, d.Recommendations)
+	dst = appendStrings(dst, `,"confidence_factors":`, d.ConfidenceFactors)
+	dst = appendStrings(dst, `,"recommendations":`, d.Recommendations)
 	dst = append(dst, `,"gap_event":`...)
 	dst = AppendGapEvent(dst, d.GapEvent)
-	dst = append(dst, `,"policy":{"name":`...)
-	dst = jsonx.AppendString(dst, d.Policy.Name)
-	dst = append(dst, `,"version":`...)
-	dst = jsonx.AppendString(dst, d.Policy.Version)
-	dst = append(dst, `,"sha256":`...)
-	dst = jsonx.AppendString(dst, d.Policy.SHA256)
+	dst = jsonx.AppendKeyString(dst, `,"policy":{"name":`, d.Policy.Name)
+	dst = jsonx.AppendKeyString(dst, `,"version":`, d.Policy.Version)
+	dst = jsonx.AppendKeyString(dst, `,"sha256":`, d.Policy.SHA256)
 	return append(dst, "}}"...)
 }
 
 // appendChunkOutcome writes id, doc_id, tag, kept, reason, score, then the
 // optional per-seed scores only when set, so a policy that does not compute
-// quality does not report a misleading quality of 0.
-func appendChunkOutcome(dst []byte, c *ChunkOutcome) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = jsonx.AppendString(dst, c.ID)
-	dst = append(dst, `,"doc_id":`...)
-	dst = jsonx.AppendString(dst, c.DocID)
-	dst = append(dst, `,"tag":`...)
-	dst = jsonx.AppendString(dst, c.Tag)
-	dst = append(dst, `,"kept":`...)
-	dst = appendBool(dst, c.Kept)
-	dst = append(dst, `,"reason":`...)
-	dst = jsonx.AppendString(dst, c.Reason)
-	dst = append(dst, `,"score":`...)
-	dst = jsonx.AppendFloat(dst, c.Score)
+// quality does not report a misleading quality of 0; comma says whether a
+// ',' goes first.
+func appendChunkOutcome(dst []byte, comma bool, c *ChunkOutcome) []byte {
+	if comma {
+		dst = jsonx.AppendKeyString(dst, `,{"id":`, c.ID)
+	} else {
+		dst = jsonx.AppendKeyString(dst, `{"id":`, c.ID)
+	}
+	dst = jsonx.AppendKeyString(dst, `,"doc_id":`, c.DocID)
+	dst = jsonx.AppendKeyString(dst, `,"tag":`, c.Tag)
+	if c.Kept {
+		dst = jsonx.AppendKeyString(dst, `,"kept":true,"reason":`, c.Reason)
+	} else {
+		dst = jsonx.AppendKeyString(dst, `,"kept":false,"reason":`, c.Reason)
+	}
+	dst = jsonx.AppendKeyFloat(dst, `,"score":`, c.Score)
 	if c.HasQuality {
-		dst = append(dst, `,"quality":`...)
-		dst = jsonx.AppendFloat(dst, c.Quality)
+		dst = jsonx.AppendKeyFloat(dst, `,"quality":`, c.Quality)
 	}
 	if c.HasVector {
-		dst = append(dst, `,"vector":`...)
-		dst = jsonx.AppendFloat(dst, c.Vector)
+		dst = jsonx.AppendKeyFloat(dst, `,"vector":`, c.Vector)
 	}
 	if c.HasBM25 {
-		dst = append(dst, `,"bm25":`...)
-		dst = jsonx.AppendFloat(dst, c.BM25)
+		dst = jsonx.AppendKeyFloat(dst, `,"bm25":`, c.BM25)
 	}
 	if c.HasFused {
-		dst = append(dst, `,"fused":`...)
-		dst = jsonx.AppendFloat(dst, c.Fused)
+		dst = jsonx.AppendKeyFloat(dst, `,"fused":`, c.Fused)
 	}
 	return append(dst, '}')
 }
 
-// appendSignals writes signals as one object {name: value} in slice order
-// (the engine's fixed computation order), never in map order.
-func appendSignals(dst []byte, ss []Signal) []byte {
-	dst = append(dst, '{')
+// appendSignals writes key, then signals as one object {name: value} in
+// slice order (the engine's fixed computation order), never in map order.
+func appendSignals(dst []byte, key string, ss []Signal) []byte {
+	if len(ss) == 0 {
+		dst = append(dst, key...)
+		return append(dst, "{}"...)
+	}
+	dst = append(dst, key...)
 	for i := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
+		if i == 0 {
+			dst = jsonx.AppendKeyString(dst, "{", ss[i].Name)
+		} else {
+			dst = jsonx.AppendKeyString(dst, ",", ss[i].Name)
 		}
-		dst = jsonx.AppendString(dst, ss[i].Name)
-		dst = append(dst, ':')
-		dst = jsonx.AppendFloat(dst, ss[i].Value)
+		dst = jsonx.AppendKeyFloat(dst, ":", ss[i].Value)
 	}
 	return append(dst, '}')
 }
 
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
+// appendStrings writes key, then ss as a JSON array.
+func appendStrings(dst []byte, key string, ss []string) []byte {
+	if len(ss) == 0 {
+		dst = append(dst, key...)
+		return append(dst, "[]"...)
+	}
+	dst = append(dst, key...)
 	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
+		if i == 0 {
+			dst = jsonx.AppendKeyString(dst, "[", s)
+		} else {
+			dst = jsonx.AppendKeyString(dst, ",", s)
 		}
-		dst = jsonx.AppendString(dst, s)
 	}
 	return append(dst, ']')
 }

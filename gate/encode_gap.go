@@ -13,36 +13,30 @@ func AppendGapEvent(dst []byte, g *GapEvent) []byte {
 	if g == nil {
 		return append(dst, "null"...)
 	}
-	dst = append(dst, `{"kind":`...)
-	dst = jsonx.AppendString(dst, g.Kind)
-	dst = append(dst, `,"query":`...)
-	dst = jsonx.AppendString(dst, g.Query)
+	dst = jsonx.AppendKeyString(dst, `{"kind":`, g.Kind)
+	dst = jsonx.AppendKeyString(dst, `,"query":`, g.Query)
 	if len(g.QueryEmbedding) > 0 {
-		dst = append(dst, `,"query_embedding":[`...)
 		for i, x := range g.QueryEmbedding {
-			if i > 0 {
-				dst = append(dst, ',')
+			if i == 0 {
+				dst = jsonx.AppendKeyFloat(dst, `,"query_embedding":[`, x)
+			} else {
+				dst = jsonx.AppendKeyFloat(dst, ",", x)
 			}
-			dst = jsonx.AppendFloat(dst, x)
 		}
 		dst = append(dst, ']')
 	}
-	dst = append(dst, `,"confidence":`...)
-	dst = jsonx.AppendFloat(dst, g.Confidence)
-	dst = append(dst, `,"signals":`...)
-	dst = appendSignals(dst, g.Signals)
+	dst = jsonx.AppendKeyFloat(dst, `,"confidence":`, g.Confidence)
+	dst = appendSignals(dst, `,"signals":`, g.Signals)
 	dst = append(dst, `,"top_chunks":[`...)
 	for i := range g.TopChunks {
 		c := &g.TopChunks[i]
-		if i > 0 {
-			dst = append(dst, ',')
+		if i == 0 {
+			dst = jsonx.AppendKeyString(dst, `{"id":`, c.ID)
+		} else {
+			dst = jsonx.AppendKeyString(dst, `,{"id":`, c.ID)
 		}
-		dst = append(dst, `{"id":`...)
-		dst = jsonx.AppendString(dst, c.ID)
-		dst = append(dst, `,"doc_id":`...)
-		dst = jsonx.AppendString(dst, c.DocID)
-		dst = append(dst, `,"score":`...)
-		dst = jsonx.AppendFloat(dst, c.Score)
+		dst = jsonx.AppendKeyString(dst, `,"doc_id":`, c.DocID)
+		dst = jsonx.AppendKeyFloat(dst, `,"score":`, c.Score)
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}"...)

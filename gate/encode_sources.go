@@ -1,6 +1,10 @@
 package gate
 
-import "github.com/ctxgate/ctxgate/gate/jsonx"
+import (
+	"unicode/utf8"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
 
 // The prompt's <sources> block is escaped twice on its way out: once for the
 // prompt (fence and source tags neutralised, appendEscaped) and once as a
@@ -85,14 +89,30 @@ func appendEscapedJSON(dst []byte, s string, oneLine bool) []byte {
 		case oneLine && (c == '\n' || c == '\r'):
 			dst = append(dst, ' ')
 			i++
+		case c == '\n':
+			// A text's line breaks are most of its stops: written here,
+			// not through the JSON escaper's calls.
+			dst = append(dst, '\\', 'n')
+			i++
 		default:
 			// A byte the JSON escaper wants; a non-ASCII run goes whole
-			// (it ends at an ASCII byte, so at a rune boundary).
-			j := i + 1
+			// (it ends at an ASCII byte, so at a rune boundary), its valid
+			// runes other than U+2028 and U+2029 copied as they are.
+			j, k := i+1, i
 			for c >= 0x80 && j < len(s) && s[j] >= 0x80 {
 				j++
 			}
-			dst = jsonx.AppendStringContent(dst, s[i:j])
+			for c >= 0x80 && k < j {
+				r, size := utf8.DecodeRuneInString(s[k:j])
+				if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+					break
+				}
+				k += size
+			}
+			dst = append(dst, s[i:k]...)
+			if k < j {
+				dst = jsonx.AppendStringContent(dst, s[k:j])
+			}
 			i = j
 		}
 	}

@@ -10,14 +10,13 @@ func AppendValidation(dst []byte, v *Validation) []byte {
 		// collector.
 		dst = append(make([]byte, 0, len(dst)+n), dst...)
 	}
-	dst = append(dst, `{"soft_refusal":`...)
-	dst = appendBool(dst, v.SoftRefusal)
-	dst = append(dst, `,"cited":`...)
-	dst = appendStrings(dst, v.Cited)
-	dst = append(dst, `,"unknown":`...)
-	dst = appendStrings(dst, v.Unknown)
-	dst = append(dst, `,"uncited_sentences":`...)
-	dst = appendStrings(dst, v.UncitedSentences)
+	if v.SoftRefusal {
+		dst = appendStrings(dst, `{"soft_refusal":true,"cited":`, v.Cited)
+	} else {
+		dst = appendStrings(dst, `{"soft_refusal":false,"cited":`, v.Cited)
+	}
+	dst = appendStrings(dst, `,"unknown":`, v.Unknown)
+	dst = appendStrings(dst, `,"uncited_sentences":`, v.UncitedSentences)
 	dst = append(dst, `,"gap_event":`...)
 	dst = AppendGapEvent(dst, v.GapEvent)
 	return append(dst, '}')

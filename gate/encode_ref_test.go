@@ -1,0 +1,387 @@
+package gate
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// The decision encoders as they were before they wrote keys and values with
+// one capacity check each (jsonx.AppendKeyString, AppendKeyFloat) and handled
+// the sources block's line breaks and non-ASCII runs in place: the reference
+// the fast ones must match byte for byte (TestEncodersMatchRef,
+// FuzzEncodersMatchRef).
+
+func appendDecisionRef(dst []byte, d *Decision, later *sourcesLater) []byte {
+	// Grow once to about the final size: the prompt dominates a large
+	// decision, and growing by doubling from nil copied it several times.
+	if need := decisionSizeHint(d) + later.sizeHint(d.Prompt); cap(dst)-len(dst) < need {
+		dst = append(make([]byte, 0, len(dst)+need), dst...)
+	}
+	dst = append(dst, `{"action":`...)
+	dst = jsonx.AppendString(dst, string(d.Action))
+	dst = append(dst, `,"level":`...)
+	dst = jsonx.AppendString(dst, string(d.Level))
+	dst = append(dst, `,"confidence":`...)
+	dst = jsonx.AppendFloat(dst, d.Confidence)
+	dst = append(dst, `,"band":`...)
+	dst = jsonx.AppendString(dst, d.Band)
+	dst = append(dst, `,"interpretation":`...)
+	dst = jsonx.AppendString(dst, d.Interpretation)
+	dst = append(dst, `,"flag_for_review":`...)
+	dst = appendBoolRef(dst, d.FlagForReview)
+	dst = append(dst, `,"query_type":`...)
+	dst = jsonx.AppendString(dst, d.QueryType)
+	dst = append(dst, `,"signals":`...)
+	dst = appendSignalsRef(dst, d.Signals)
+	dst = append(dst, `,"chunks":[`...)
+	for i := range d.Chunks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendChunkOutcomeRef(dst, &d.Chunks[i])
+	}
+	dst = append(dst, `],"prompt":`...)
+	if p := d.Prompt; p != nil {
+		dst = append(dst, `{"instructions":`...)
+		dst = jsonx.AppendString(dst, p.Instructions)
+		dst = append(dst, `,"sources":`...)
+		if later.stands(p) {
+			dst = appendSourcesJSONRef(dst, later.chunks, later.warning)
+		} else {
+			dst = jsonx.AppendString(dst, p.Sources)
+		}
+		dst = append(dst, `,"minimal":`...)
+		dst = jsonx.AppendString(dst, p.Minimal)
+		dst = append(dst, '}')
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"caveat":`...)
+	dst = jsonx.AppendString(dst, d.Caveat)
+	dst = append(dst, `,"refusal":`...)
+	if r := d.Refusal; r != nil {
+		dst = append(dst, `{"type":`...)
+		dst = jsonx.AppendString(dst, r.Type)
+		dst = append(dst, `,"message":`...)
+		dst = jsonx.AppendString(dst, r.Message)
+		dst = append(dst, '}')
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"missing_aspects":`...)
+	dst = appendStringsRef(dst, d.MissingAspects)
+	dst = append(dst, `,"confidence_factors":`...)
+	dst = appendStringsRef(dst, d.ConfidenceFactors)
+	dst = append(dst, `,"recommendations":`...)
+	dst = appendStringsRef(dst, d.Recommendations)
+	dst = append(dst, `,"gap_event":`...)
+	dst = appendGapEventRef(dst, d.GapEvent)
+	dst = append(dst, `,"policy":{"name":`...)
+	dst = jsonx.AppendString(dst, d.Policy.Name)
+	dst = append(dst, `,"version":`...)
+	dst = jsonx.AppendString(dst, d.Policy.Version)
+	dst = append(dst, `,"sha256":`...)
+	dst = jsonx.AppendString(dst, d.Policy.SHA256)
+	return append(dst, "}}"...)
+}
+
+func appendChunkOutcomeRef(dst []byte, c *ChunkOutcome) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = jsonx.AppendString(dst, c.ID)
+	dst = append(dst, `,"doc_id":`...)
+	dst = jsonx.AppendString(dst, c.DocID)
+	dst = append(dst, `,"tag":`...)
+	dst = jsonx.AppendString(dst, c.Tag)
+	dst = append(dst, `,"kept":`...)
+	dst = appendBoolRef(dst, c.Kept)
+	dst = append(dst, `,"reason":`...)
+	dst = jsonx.AppendString(dst, c.Reason)
+	dst = append(dst, `,"score":`...)
+	dst = jsonx.AppendFloat(dst, c.Score)
+	if c.HasQuality {
+		dst = append(dst, `,"quality":`...)
+		dst = jsonx.AppendFloat(dst, c.Quality)
+	}
+	if c.HasVector {
+		dst = append(dst, `,"vector":`...)
+		dst = jsonx.AppendFloat(dst, c.Vector)
+	}
+	if c.HasBM25 {
+		dst = append(dst, `,"bm25":`...)
+		dst = jsonx.AppendFloat(dst, c.BM25)
+	}
+	if c.HasFused {
+		dst = append(dst, `,"fused":`...)
+		dst = jsonx.AppendFloat(dst, c.Fused)
+	}
+	return append(dst, '}')
+}
+
+func appendSignalsRef(dst []byte, ss []Signal) []byte {
+	dst = append(dst, '{')
+	for i := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonx.AppendString(dst, ss[i].Name)
+		dst = append(dst, ':')
+		dst = jsonx.AppendFloat(dst, ss[i].Value)
+	}
+	return append(dst, '}')
+}
+
+func appendStringsRef(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonx.AppendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+func appendBoolRef(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, "true"...)
+	}
+	return append(dst, "false"...)
+}
+
+func appendGapEventRef(dst []byte, g *GapEvent) []byte {
+	if g == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"kind":`...)
+	dst = jsonx.AppendString(dst, g.Kind)
+	dst = append(dst, `,"query":`...)
+	dst = jsonx.AppendString(dst, g.Query)
+	if len(g.QueryEmbedding) > 0 {
+		dst = append(dst, `,"query_embedding":[`...)
+		for i, x := range g.QueryEmbedding {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonx.AppendFloat(dst, x)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"confidence":`...)
+	dst = jsonx.AppendFloat(dst, g.Confidence)
+	dst = append(dst, `,"signals":`...)
+	dst = appendSignalsRef(dst, g.Signals)
+	dst = append(dst, `,"top_chunks":[`...)
+	for i := range g.TopChunks {
+		c := &g.TopChunks[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"id":`...)
+		dst = jsonx.AppendString(dst, c.ID)
+		dst = append(dst, `,"doc_id":`...)
+		dst = jsonx.AppendString(dst, c.DocID)
+		dst = append(dst, `,"score":`...)
+		dst = jsonx.AppendFloat(dst, c.Score)
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
+}
+
+func appendSourcesJSONRef(dst []byte, chunks []*Chunk, untrustedWarning string) []byte {
+	dst = append(dst, `"\u003csources\u003e\n`...)
+	for t, c := range chunks {
+		if t > 0 {
+			dst = append(dst, `\n`...)
+		}
+		dst = append(dst, "[S"...)
+		dst = appendInt(dst, t+1)
+		dst = append(dst, ']')
+		if c.DocID != "" {
+			dst = append(dst, " (doc: "...)
+			dst = appendEscapedJSONRef(dst, c.DocID, true)
+			dst = append(dst, ')')
+		}
+		if c.Title != "" {
+			dst = append(dst, ' ')
+			dst = appendEscapedJSONRef(dst, c.Title, true)
+		}
+		dst = append(dst, `\n`...)
+		if c.Untrusted {
+			dst = append(dst, `\u003cuntrusted\u003e\n`...)
+			dst = jsonx.AppendStringContent(dst, untrustedWarning)
+			dst = append(dst, `\n`...)
+			dst = appendEscapedJSONRef(dst, c.Text, false)
+			dst = append(dst, `\n\u003c/untrusted\u003e\n`...)
+		} else {
+			dst = appendEscapedJSONRef(dst, c.Text, false)
+			dst = append(dst, `\n`...)
+		}
+	}
+	return append(dst, `\u003c/sources\u003e"`...)
+}
+
+func appendEscapedJSONRef(dst []byte, s string, oneLine bool) []byte {
+	for i := 0; ; {
+		n := jsonx.PlainLen(s[i:], '[')
+		dst = append(dst, s[i:i+n]...)
+		if i += n; i == len(s) {
+			return dst
+		}
+		switch c := s[i]; {
+		case c == '<':
+			if formsFenceTag(s[i+1:]) {
+				dst = append(dst, `\u0026lt;`...) // "&lt;" as JSON
+			} else {
+				dst = append(dst, `\u003c`...)
+			}
+			i++
+		case c == '[':
+			if !formsSourceTag(s[i+1:]) {
+				dst = append(dst, '[')
+				i++
+				break
+			}
+			// The tag's body is spaces, commas, S and digits: plain JSON.
+			j := sourceTagEnd(s, i+1)
+			dst = append(dst, '(')
+			dst = append(dst, s[i+1:j]...)
+			if j < len(s) && s[j] == ']' {
+				dst = append(dst, ')')
+				j++
+			}
+			i = j
+		case oneLine && (c == '\n' || c == '\r'):
+			dst = append(dst, ' ')
+			i++
+		default:
+			// A byte the JSON escaper wants; a non-ASCII run goes whole
+			// (it ends at an ASCII byte, so at a rune boundary).
+			j := i + 1
+			for c >= 0x80 && j < len(s) && s[j] >= 0x80 {
+				j++
+			}
+			dst = jsonx.AppendStringContent(dst, s[i:j])
+			i = j
+		}
+	}
+}
+
+func appendValidationRef(dst []byte, v *Validation) []byte {
+	dst = append(dst, `{"soft_refusal":`...)
+	dst = appendBoolRef(dst, v.SoftRefusal)
+	dst = append(dst, `,"cited":`...)
+	dst = appendStringsRef(dst, v.Cited)
+	dst = append(dst, `,"unknown":`...)
+	dst = appendStringsRef(dst, v.Unknown)
+	dst = append(dst, `,"uncited_sentences":`...)
+	dst = appendStringsRef(dst, v.UncitedSentences)
+	dst = append(dst, `,"gap_event":`...)
+	dst = appendGapEventRef(dst, v.GapEvent)
+	return append(dst, '}')
+}
+
+// checkEncodersRef compares every encoder with its reference on d and on a
+// validation built from d's parts, appending to a prefix.
+func checkEncodersRef(t *testing.T, d *Decision) {
+	t.Helper()
+	got, want := appendDecision([]byte("p:"), d, nil), appendDecisionRef([]byte("p:"), d, nil)
+	if string(got) != string(want) {
+		t.Fatalf("appendDecision:\n%s\nreference:\n%s", got, want)
+	}
+	// From a full buffer: every writer's grow path.
+	b := make([]byte, 2, 2)
+	copy(b, "p:")
+	if got := appendDecision(b, d, nil); string(got) != string(want) {
+		t.Fatalf("appendDecision from a full buffer:\n%s\nreference:\n%s", got, want)
+	}
+	v := &Validation{SoftRefusal: d.FlagForReview, Cited: d.MissingAspects, Unknown: d.ConfidenceFactors,
+		UncitedSentences: d.Recommendations, GapEvent: d.GapEvent}
+	if got, want := AppendValidation([]byte("p:"), v), appendValidationRef([]byte("p:"), v); string(got) != string(want) {
+		t.Fatalf("AppendValidation:\n%s\nreference:\n%s", got, want)
+	}
+	if got, want := AppendGapEvent(b[:2:2], d.GapEvent), appendGapEventRef([]byte("p:"), d.GapEvent); string(got) != string(want) {
+		t.Fatalf("AppendGapEvent:\n%s\nreference:\n%s", got, want)
+	}
+}
+
+// fuzzDecision puts s, u and the numbers in every string and number field
+// of a decision, with flags from bits.
+func fuzzDecision(s, u string, x, y float64, bits uint8) *Decision {
+	on := func(i uint) bool { return bits>>i&1 == 1 }
+	d := &Decision{Action: Action(s), Level: Level(u), Confidence: x, Band: u, Interpretation: s, FlagForReview: on(0),
+		QueryType: u, Signals: []Signal{{s, x}, {u, y}}, Caveat: s + u,
+		Chunks: []ChunkOutcome{{ID: s, DocID: u, Tag: s, Kept: on(1), Reason: u, Score: y, Quality: x, HasQuality: on(2),
+			Vector: y, HasVector: on(3), BM25: x * y, HasBM25: on(4), Fused: -x, HasFused: on(5)}, {ID: u, Score: x}},
+		Policy: PolicyRef{Name: s, Version: u, SHA256: s}}
+	if on(6) {
+		d.Prompt = &Prompt{Instructions: s, Sources: u, Minimal: s + u}
+		d.MissingAspects, d.Recommendations = []string{s, u}, []string{u}
+	} else {
+		d.Refusal = &Refusal{Type: u, Message: s}
+		d.ConfidenceFactors = []string{s}
+		d.Signals = nil
+	}
+	if on(7) {
+		d.GapEvent = &GapEvent{Kind: s, Query: u, QueryEmbedding: []float64{x, y, x / 3}, Confidence: y,
+			Signals: d.Signals, TopChunks: []GapChunk{{ID: s, DocID: u, Score: x}, {ID: u, Score: y}}}
+		if on(0) {
+			d.GapEvent.QueryEmbedding = nil
+		}
+	}
+	return d
+}
+
+// TestEncodersMatchRef: the encoders give the reference's bytes for every
+// golden request's decision, the test decisions and every escape case in
+// every field.
+func TestEncodersMatchRef(t *testing.T) {
+	checkEncodersRef(t, fullDecision())
+	checkEncodersRef(t, &Decision{})
+	files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", "*", "*.json"))
+	if len(files) < 20 {
+		t.Fatalf("%d golden requests", len(files))
+	}
+	for _, f := range files {
+		e := presetEngine(t, filepath.Base(filepath.Dir(f)))
+		req, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, err := decideJSON(e, req); err == nil {
+			checkEncodersRef(t, d)
+		}
+	}
+	nums := []float64{0, 1, 0.5, 2.0 / 3, -1e-7, 123.4567891, 1e21, math.NaN(), math.Inf(-1)}
+	for i, s := range escapeCases {
+		for bits := 0; bits < 256; bits += 37 {
+			checkEncodersRef(t, fuzzDecision(s, escapeCases[(i+1)%len(escapeCases)], nums[i%len(nums)], nums[(i+bits)%len(nums)], uint8(bits)))
+		}
+	}
+}
+
+func FuzzEncodersMatchRef(f *testing.F) {
+	for i, s := range escapeCases {
+		f.Add(s, escapeCases[(i+1)%len(escapeCases)], float64(i)/7, -float64(i)*1e3, uint8(i*37))
+	}
+	f.Fuzz(func(t *testing.T, s, u string, x, y float64, bits uint8) {
+		checkEncodersRef(t, fuzzDecision(s, u, x, y, bits))
+	})
+}
+
+// TestSourcesJSONMatchesRef: the sources block writer gives the reference's
+// bytes (FuzzSourcesJSON compares it with the two-pass build too).
+func TestSourcesJSONMatchesRef(t *testing.T) {
+	var chunks []*Chunk
+	for i, s := range escapeCases {
+		chunks = append(chunks, &Chunk{DocID: escapeCases[(i+1)%len(escapeCases)], Title: escapeCases[(i+2)%len(escapeCases)],
+			Text: s + "\n" + s, Untrusted: i%3 == 0})
+		got, want := appendSourcesJSON([]byte("p:"), chunks, "warn <x>"), appendSourcesJSONRef([]byte("p:"), chunks, "warn <x>")
+		if string(got) != string(want) {
+			t.Fatalf("appendSourcesJSON:\n%s\nreference:\n%s", got, want)
+		}
+	}
+}
