@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,7 +28,16 @@ import (
 // fields, types, limits, ids, timestamps, embedding lengths. The checks that
 // depend on order in the tree decoder (embedding lengths against the first
 // one, total text) are order-free as success conditions: all lengths equal,
-// the total within the limit.
+// the total within the limit. So is the value budget: the count only grows,
+// so it is compared with the budget once, at the end.
+//
+// It is written for TinyGo at -opt=z, which inlines almost nothing: the hot
+// paths (a chunk's members, a string, a number) are each one function that
+// keeps its position in a local and tests for white space before calling
+// anything, field names are matched as packed words (no string compare
+// calls), and a string's valid UTF-8 stays in the run that is copied whole.
+// The decoder it replaced is kept as decodeDirectRef
+// (decode_direct_ref_test.go), with a differential test and fuzz target.
 
 const (
 	// maxFastLevel bounds the direct decoder's recursion (only metadata
@@ -104,8 +114,9 @@ type directDecoder struct {
 	src       []byte
 	pos       int
 	lim       Limits // resolved
-	values    int
-	maxValues int // 0: no limit (as in jsonx)
+	maxLevel  int    // the deepest level open accepts: min(MaxDepth, maxFastLevel)
+	values    int    // values so far, counted as the tree parser counts them
+	maxValues int
 	m         *requestMemory
 	owned     bool // m is the engine's: reuse it; else allocate what the Request keeps
 	kstart    int  // where the last key read starts in src
@@ -119,11 +130,17 @@ type directDecoder struct {
 // false when it gave up (see above). lim is resolved.
 func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *Request, ok bool) {
 	if m == nil {
-		// Room for a typical chunk's strings, so the scratch rarely grows.
 		m = &requestMemory{}
 	}
 	d := &m.dec
 	*d = directDecoder{src: data, lim: *lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
+	if d.maxValues <= 0 {
+		d.maxValues = int(^uint(0) >> 1) // no limit (as in jsonx)
+	}
+	d.maxLevel = lim.MaxDepth
+	if d.maxLevel > maxFastLevel {
+		d.maxLevel = maxFastLevel
+	}
 	if owned {
 		m.release(len(data))
 		m.floats = m.floats[:0]
@@ -132,7 +149,7 @@ func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *
 	} else {
 		req = &Request{}
 	}
-	ok = d.request(req)
+	ok = d.request(req) && d.values <= d.maxValues
 	d.src = nil // not kept past the call (the input is the caller's)
 	if owned {
 		m.measure()
@@ -143,9 +160,14 @@ func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *
 	return req, true
 }
 
+// isSpace marks JSON's white space; callers test s[i] <= ' ' first, so a
+// document without white space never calls ws.
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+// ws skips white space at d.pos.
 func (d *directDecoder) ws() {
 	i, s := d.pos, d.src
-	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+	for i < len(s) && isSpace(s[i]) {
 		i++
 	}
 	d.pos = i
@@ -153,11 +175,15 @@ func (d *directDecoder) ws() {
 
 // next skips white space and consumes c when it is the next byte.
 func (d *directDecoder) next(c byte) bool {
-	d.ws()
-	if d.pos < len(d.src) && d.src[d.pos] == c {
-		d.pos++
+	i, s := d.pos, d.src
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
+	}
+	if i < len(s) && s[i] == c {
+		d.pos = i + 1
 		return true
 	}
+	d.pos = i
 	return false
 }
 
@@ -170,47 +196,53 @@ func (d *directDecoder) peek() byte {
 	return 0
 }
 
-// count charges one value against the budget (the tree parser counts the
-// top-level value, every key and every member or element).
-func (d *directDecoder) count() bool {
-	d.values++
-	return d.maxValues <= 0 || d.values <= d.maxValues
-}
-
 // open consumes the opening bracket c of a container at nesting level
 // (the top-level object is level 1); the tree parser refuses level >
 // MaxDepth.
 func (d *directDecoder) open(c byte, level int) bool {
-	return level <= d.lim.MaxDepth && level <= maxFastLevel && d.next(c)
+	return level <= d.maxLevel && d.next(c)
 }
 
 // more is called after a member or element: true when a ',' follows, false
 // at the closer (done set), false with done unset on anything else.
 func (d *directDecoder) more(closer byte) (more, done bool) {
-	c := d.peek()
-	d.pos++
-	if c == ',' {
-		return true, false
+	i, s := d.pos, d.src
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
 	}
-	return false, c == closer
+	if i >= len(s) {
+		return false, false
+	}
+	d.pos = i + 1
+	return s[i] == ',', s[i] == closer
 }
 
-// key reads `"name":` and returns the name as a view of the input. Names
-// with escapes are given up on (rare, and they would need unescaping to be
+// key reads `"name":` (and the white space after it) and returns the name
+// as a view of the input, for metadata, whose keys are anything. Names with
+// escapes are given up on (rare, and they would need unescaping to be
 // compared).
 func (d *directDecoder) key() (string, bool) {
-	if d.peek() != '"' || !d.count() {
+	if d.peek() != '"' {
 		return "", false
 	}
+	d.values++
 	s := d.src
 	start := d.pos + 1
-	i := scanPlain(s, start)
-	for i < len(s) && s[i] >= 0x80 {
+	i := start
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !plainByte[c] {
+				break
+			}
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRune(s[i:])
 		if r == utf8.RuneError && size <= 1 {
 			return "", false
 		}
-		i = scanPlain(s, i+size)
+		i += size
 	}
 	if i >= len(s) || s[i] != '"' {
 		return "", false
@@ -224,9 +256,193 @@ func (d *directDecoder) key() (string, bool) {
 	return bytesView(s[start:i]), true
 }
 
-// null consumes a JSON null when it is next.
-func (d *directDecoder) null() bool {
-	return d.peek() == 'n' && d.literal("null")
+// The field names of a request, a chunk and a scores object, as field
+// reads them: the name's bytes packed little-endian, eight to a word.
+// TestFieldWords checks each against its name.
+const (
+	wQuery      = 0x7972657571       // "query"
+	wChunks     = 0x736b6e756863     // "chunks"
+	wQueryEmb0  = 0x6d655f7972657571 // "query_em"
+	wQueryEmb1  = 0x676e6964646562   // "bedding"
+	wResults0   = 0x5f73746c75736572 // "results_"
+	wResults1   = 0x726575715f726570 // "per_quer" (+ 'y')
+	wNow        = 0x776f6e           // "now"
+	wID         = 0x6469             // "id"
+	wDocID      = 0x64695f636f64     // "doc_id"
+	wTitle      = 0x656c746974       // "title"
+	wText       = 0x74786574         // "text"
+	wScores     = 0x7365726f6373     // "scores"
+	wUpdated0   = 0x5f64657461647075 // "updated_"
+	wUpdated1   = 0x7461             // "at"
+	wTrust      = 0x7473757274       // "trust"
+	wUntrusted0 = 0x6574737572746e75 // "untruste"
+	wUntrusted1 = 0x64               // "d"
+	wEmbedding0 = 0x6e69646465626d65 // "embeddin"
+	wEmbedding1 = 0x67               // "g"
+	wTemp0      = 0x74617265706d6574 // "temperat"
+	wTemp1      = 0x657275           // "ure"
+	wMetadata   = 0x617461646174656d // "metadata"
+	wVector     = 0x726f74636576     // "vector"
+	wBM25       = 0x35326d62         // "bm25"
+	wRerank     = 0x6b6e61726572     // "rerank"
+	wRRF        = 0x667272           // "rrf"
+	wBoosted    = 0x646574736f6f62   // "boosted"
+	wGraph      = 0x6870617267       // "graph"
+)
+
+// Field codes: what field returns.
+const (
+	fNone = iota // not a field name anywhere
+	fQuery
+	fChunks
+	fQueryEmbedding
+	fResults
+	fNow
+	fID
+	fDocID
+	fTitle
+	fText
+	fScores
+	fUpdated
+	fTrust
+	fUntrusted
+	fEmbedding
+	fTemperature
+	fMetadata
+	fVector
+	fBM25
+	fRerank
+	fRRF
+	fBoosted
+	fGraph
+)
+
+// field reads `"name":` (and the white space after it) where name must be
+// one of the request's field names, and returns its code; fNone for
+// anything else, which the caller gives up on (an unknown field, or a name
+// with escapes or bytes outside printable ASCII, which no field name has
+// as it stands).
+func (d *directDecoder) field() int {
+	s, i := d.src, d.pos
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
+	}
+	if i >= len(s) || s[i] != '"' {
+		return fNone
+	}
+	d.values++
+	i++
+	start := i
+	var w0, w1 uint64
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '"' {
+			break
+		}
+		n := i - start
+		if c < 0x20 || c >= 0x7f || c == '\\' || n > 16 {
+			return fNone
+		}
+		if n < 8 {
+			w0 |= uint64(c) << (8 * n)
+		} else if n < 16 {
+			w1 |= uint64(c) << (8 * (n - 8))
+		}
+	}
+	n := i - start
+	if i >= len(s) {
+		return fNone
+	}
+	i++
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
+	}
+	if i >= len(s) || s[i] != ':' {
+		return fNone
+	}
+	i++
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
+	}
+	d.pos = i
+	// A name's bytes are never 0, so a short word equals only its own
+	// name; the long names check their second word and length.
+	f := fNone
+	switch w0 {
+	case wQuery:
+		f = fQuery
+	case wChunks:
+		f = fChunks
+	case wQueryEmb0:
+		if w1 == wQueryEmb1 {
+			f = fQueryEmbedding
+		}
+	case wResults0:
+		if w1 == wResults1 && n == 17 && s[start+16] == 'y' {
+			return fResults
+		}
+	case wNow:
+		f = fNow
+	case wID:
+		f = fID
+	case wDocID:
+		f = fDocID
+	case wTitle:
+		f = fTitle
+	case wText:
+		f = fText
+	case wScores:
+		f = fScores
+	case wUpdated0:
+		if w1 == wUpdated1 {
+			f = fUpdated
+		}
+	case wTrust:
+		f = fTrust
+	case wUntrusted0:
+		if w1 == wUntrusted1 {
+			f = fUntrusted
+		}
+	case wEmbedding0:
+		if w1 == wEmbedding1 {
+			f = fEmbedding
+		}
+	case wTemp0:
+		if w1 == wTemp1 {
+			f = fTemperature
+		}
+	case wMetadata:
+		if w1 == 0 {
+			f = fMetadata
+		}
+	case wVector:
+		f = fVector
+	case wBM25:
+		f = fBM25
+	case wRerank:
+		f = fRerank
+	case wRRF:
+		f = fRRF
+	case wBoosted:
+		f = fBoosted
+	case wGraph:
+		f = fGraph
+	}
+	if n > 16 {
+		return fNone // only results_per_query is longer
+	}
+	return f
+}
+
+// isNull consumes a null at d.pos (no white space before it: values are
+// read right after field, which skips it).
+func (d *directDecoder) isNull() bool {
+	s, i := d.src, d.pos
+	if i+4 <= len(s) && s[i] == 'n' && s[i+1] == 'u' && s[i+2] == 'l' && s[i+3] == 'l' {
+		d.pos = i + 4
+		return true
+	}
+	return false
 }
 
 func bytesView(b []byte) string {
@@ -243,32 +459,6 @@ const (
 	high8 = 0x8080808080808080
 )
 
-// scanPlain returns the index of the first byte at or after i that a JSON
-// string cannot hold as it is: '"', '\\', a control byte or a byte >= 0x80
-// (len(s) when none). Eight bytes at a time: the DL19 texts run ~100 plain
-// bytes between escapes.
-func scanPlain(s []byte, i int) int {
-	for i+8 <= len(s) {
-		b := s[i : i+8]
-		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		q := x ^ ('"' * ones8)
-		bs := x ^ ('\\' * ones8)
-		// A byte's high bit is set in the result when it is < 0x20, '"' or
-		// '\\' (the classic has-less-than/has-zero tests, which have no false
-		// negatives; a false positive only sends this block to the byte loop)
-		// or >= 0x80.
-		if ((x-0x20*ones8)&^x|(q-ones8)&^q|(bs-ones8)&^bs|x)&high8 != 0 {
-			break
-		}
-		i += 8
-	}
-	for i < len(s) && plainByte[s[i]] {
-		i++
-	}
-	return i
-}
-
 // plainByte marks the bytes a JSON string holds as they are: ASCII except
 // control characters, '"' and '\\'.
 var plainByte = func() (t [256]bool) {
@@ -281,74 +471,110 @@ var plainByte = func() (t [256]bool) {
 // str reads the string at d.pos (after white space) and appends it,
 // unescaped, to dst. Same rules as jsonx: valid UTF-8, no raw control
 // characters, \u escapes with surrogates in pairs only.
+//
+// It finds the next byte a string cannot hold as it is ('"', '\\', a
+// control byte, a byte >= 0x80) sixteen bytes a step, with an exact test
+// per byte, so the first such byte is found from the mask without a byte
+// loop. Valid UTF-8 is checked and left in the run; a run is copied once,
+// at a quote or an escape.
 func (d *directDecoder) str(dst []byte) ([]byte, bool) {
-	if d.peek() != '"' {
+	s, i := d.src, d.pos
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
+	}
+	if i >= len(s) || s[i] != '"' {
 		return dst, false
 	}
-	s := d.src
-	i := d.pos + 1
+	i++
+	run := i // the start of the bytes not yet copied
 	for {
-		j := scanPlain(s, i)
-		dst = append(dst, s[i:j]...)
-		i = j
+		// The exact per-byte test, on the low seven bits of each byte y
+		// (no borrows or carries cross bytes): y+0x60 has its top bit set
+		// iff y >= 0x20, (y^'"')+0x7f iff y != '"', (y^'\\')+0x7f iff
+		// y != '\\'; a byte >= 0x80 is flagged by its own top bit.
+		for i+16 <= len(s) {
+			b := s[i : i+16]
+			x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+			z := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
+				uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
+			y := x &^ high8
+			mx := (x | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
+			y = z &^ high8
+			mz := (z | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
+			if mx|mz != 0 {
+				if mx != 0 {
+					i += bits.TrailingZeros64(mx) >> 3
+				} else {
+					i += 8 + bits.TrailingZeros64(mz)>>3
+				}
+				goto stop
+			}
+			i += 16
+		}
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+	stop:
 		if i >= len(s) {
 			return dst, false
 		}
-		switch c := s[i]; {
-		case c == '"':
-			d.pos = i + 1
-			return dst, true
-		case c == '\\':
-			if i+1 >= len(s) {
-				return dst, false
-			}
-			e := s[i+1]
-			i += 2
-			switch e {
-			case '"', '\\', '/':
-			case 'b':
-				e = '\b'
-			case 'f':
-				e = '\f'
-			case 'n':
-				e = '\n'
-			case 'r':
-				e = '\r'
-			case 't':
-				e = '\t'
-			case 'u':
-				r, ok := hex4(s, i)
-				if !ok || (r >= 0xDC00 && r <= 0xDFFF) {
-					return dst, false
-				}
-				i += 4
-				if r >= 0xD800 && r <= 0xDBFF {
-					if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
-						return dst, false
-					}
-					lo, ok := hex4(s, i+2)
-					if !ok || lo < 0xDC00 || lo > 0xDFFF {
-						return dst, false
-					}
-					i += 6
-					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-				}
-				dst = utf8.AppendRune(dst, r)
-				continue
-			default:
-				return dst, false
-			}
-			dst = append(dst, e)
-		case c < 0x20:
-			return dst, false
-		default:
+		c := s[i]
+		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && size <= 1 {
 				return dst, false
 			}
-			dst = append(dst, s[i:i+size]...)
 			i += size
+			continue
 		}
+		dst = append(dst, s[run:i]...)
+		if c == '"' {
+			d.pos = i + 1
+			return dst, true
+		}
+		if c != '\\' || i+1 >= len(s) {
+			return dst, false // a control byte, or the end
+		}
+		e := s[i+1]
+		i += 2
+		switch e {
+		case '"', '\\', '/':
+		case 'b':
+			e = '\b'
+		case 'f':
+			e = '\f'
+		case 'n':
+			e = '\n'
+		case 'r':
+			e = '\r'
+		case 't':
+			e = '\t'
+		case 'u':
+			r, ok := hex4(s, i)
+			if !ok || (r >= 0xDC00 && r <= 0xDFFF) {
+				return dst, false
+			}
+			i += 4
+			if r >= 0xD800 && r <= 0xDBFF {
+				if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
+					return dst, false
+				}
+				lo, ok := hex4(s, i+2)
+				if !ok || lo < 0xDC00 || lo > 0xDFFF {
+					return dst, false
+				}
+				i += 6
+				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+			}
+			dst = utf8.AppendRune(dst, r)
+			run = i
+			continue
+		default:
+			return dst, false
+		}
+		dst = append(dst, e)
+		run = i
 	}
 }
 
@@ -374,62 +600,20 @@ func hex4(s []byte, i int) (rune, bool) {
 }
 
 // number reads a number (jsonx's grammar) and converts it as
-// jsonx.Value.Float does; an overflow gives up.
+// jsonx.Value.Float does (decode_number.go); an overflow gives up.
 func (d *directDecoder) number() (float64, bool) {
-	d.ws()
-	start := d.pos
-	if !d.numberText() {
-		return 0, false
+	s, i := d.src, d.pos
+	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+		i++
 	}
-	if f, ok := simpleFloat(d.src[start:d.pos]); ok {
-		return f, true
-	}
-	return d.numberAt(start)
+	f, end, ok := parseNumber(s, i)
+	d.pos = end
+	return f, ok
 }
 
 // pow10 are the powers of ten a float64 holds exactly.
 var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
-
-// simpleFloat converts number text of the form -?digits(.digits)? with at
-// most 15 significant digits (every score and most embeddings) as one exact
-// integer divided by an exact power of ten: a single IEEE division, so the
-// result is the correctly rounded value, the same bits strconv.ParseFloat
-// gives (Clinger's fast path, which strconv also takes, after a slower
-// general scan; under TinyGo that scan was most of a number's cost). ok is
-// false for anything else (exponents, longer mantissas): use ParseFloat.
-func simpleFloat(t []byte) (float64, bool) {
-	neg := false
-	if len(t) > 0 && t[0] == '-' {
-		neg, t = true, t[1:]
-	}
-	var mant uint64
-	digits, frac, dot := 0, 0, false
-	for _, c := range t {
-		switch {
-		case c >= '0' && c <= '9':
-			if mant != 0 || c != '0' {
-				digits++
-			}
-			mant = mant*10 + uint64(c-'0')
-			if dot {
-				frac++
-			}
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return 0, false
-		}
-	}
-	if digits > 15 || frac >= len(pow10) {
-		return 0, false
-	}
-	f := float64(mant) / pow10[frac]
-	if neg {
-		f = -f
-	}
-	return f, true
-}
 
 func isFinite64(f float64) bool {
 	return f <= 1.7976931348623157e308 && f >= -1.7976931348623157e308
@@ -541,7 +725,8 @@ func (d *directDecoder) skip(level int) bool {
 			return true
 		}
 		for {
-			if !d.count() || !d.skip(level+1) {
+			d.values++
+			if d.values > d.maxValues || !d.skip(level+1) {
 				return false
 			}
 			more, done := d.more(']')
@@ -572,7 +757,8 @@ func (d *directDecoder) skip(level int) bool {
 				}
 			}
 			d.m.keys = append(d.m.keys, int32(d.kstart), int32(d.kstart+len(k)))
-			if !d.count() || !d.skip(level+1) {
+			d.values++
+			if d.values > d.maxValues || !d.skip(level+1) {
 				return false
 			}
 			more, done := d.more('}')
@@ -607,26 +793,34 @@ func (d *directDecoder) floats(level int) ([]float64, bool) {
 		out = d.m.floats
 	}
 	if !d.next(']') {
+		s := d.src
 		for {
-			if !d.count() {
-				return nil, false
-			}
-			f, ok := d.number()
-			if !ok {
-				return nil, false
-			}
+			d.values++
+			f, end, ok := parseNumber(s, d.pos)
 			// Give up at once past the limit: a hostile 4 MiB array of
 			// zeros must not become 16 MB of floats before the tree
 			// decoder (which then needs its own memory) reports it.
-			if len(out)-start >= d.lim.MaxEmbeddingDims {
+			if !ok || d.values > d.maxValues || len(out)-start >= d.lim.MaxEmbeddingDims {
 				return nil, false
 			}
 			out = append(out, f)
-			more, done := d.more(']')
-			if done {
+			i := end
+			for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+				i++
+			}
+			if i >= len(s) {
+				return nil, false
+			}
+			c := s[i]
+			i++
+			for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+				i++
+			}
+			d.pos = i
+			if c == ']' {
 				break
 			}
-			if !more {
+			if c != ',' {
 				return nil, false
 			}
 		}
@@ -661,42 +855,41 @@ func (d *directDecoder) request(req *Request) bool {
 	hasQuery := false
 	if !d.next('}') {
 		for {
-			k, ok := d.key()
-			if !ok || !d.count() {
-				return false
-			}
+			f := d.field()
+			d.values++
+			var ok bool
 			bit := 0
-			switch k {
-			case "query":
+			switch f {
+			case fQuery:
 				bit = seenQuery
-				if !d.null() {
+				if !d.isNull() {
 					if !d.query(req) {
 						return false
 					}
 					hasQuery = true
 				}
-			case "chunks":
+			case fChunks:
 				bit = seenChunks
-				if !d.null() {
+				if !d.isNull() {
 					if req.Chunks, ok = d.chunkList(0, 2); !ok {
 						return false
 					}
 				}
-			case "query_embedding":
+			case fQueryEmbedding:
 				bit = seenQueryEmbedding
-				if !d.null() {
+				if !d.isNull() {
 					if req.QueryEmbedding, ok = d.floats(2); !ok {
 						return false
 					}
 				}
-			case "results_per_query":
+			case fResults:
 				bit = seenResults
-				if !d.null() && !d.results(req) {
+				if !d.isNull() && !d.results(req) {
 					return false
 				}
-			case "now":
+			case fNow:
 				bit = seenNow
-				if !d.null() && !d.now(req) {
+				if !d.isNull() && !d.now(req) {
 					return false
 				}
 			default:
@@ -781,7 +974,8 @@ func (d *directDecoder) results(req *Request) bool {
 	}
 	if !d.next(']') {
 		for {
-			if !d.count() || len(lists) >= d.lim.MaxQueries {
+			d.values++
+			if len(lists) >= d.lim.MaxQueries {
 				return false
 			}
 			list, ok := d.chunkList(1+len(lists), 3)
@@ -825,7 +1019,8 @@ func (d *directDecoder) chunkList(li, level int) ([]Chunk, bool) {
 	}
 	if !d.next(']') {
 		for {
-			if !d.count() || len(cs) >= d.lim.MaxChunks {
+			d.values++
+			if len(cs) >= d.lim.MaxChunks {
 				return nil, false
 			}
 			cs = append(cs, Chunk{})
@@ -907,58 +1102,57 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	seen := 0
 	if !d.next('}') {
 		for {
-			k, ok := d.key()
-			if !ok || !d.count() {
-				return false
-			}
-			bit, field := 0, -1
-			switch k {
-			case "id":
-				bit, field = seenID, 0
-			case "doc_id":
-				bit, field = seenDocID, 1
-			case "title":
-				bit, field = seenTitle, 2
-			case "text":
-				bit, field = seenText, 3
-			case "updated_at":
-				bit, field = seenUpdated, 4
-			case "scores":
+			f := d.field()
+			d.values++
+			var ok bool
+			bit, sf := 0, -1
+			switch f {
+			case fID:
+				bit, sf = seenID, 0
+			case fDocID:
+				bit, sf = seenDocID, 1
+			case fTitle:
+				bit, sf = seenTitle, 2
+			case fText:
+				bit, sf = seenText, 3
+			case fUpdated:
+				bit, sf = seenUpdated, 4
+			case fScores:
 				bit = seenScores
-				if !d.null() && !d.scores(&c.Scores, level+1) {
+				if !d.isNull() && !d.scores(&c.Scores, level+1) {
 					return false
 				}
-			case "trust":
+			case fTrust:
 				bit = seenTrust
-				if !d.null() {
+				if !d.isNull() {
 					if c.Trust, ok = d.number(); !ok || c.Trust < 0 || c.Trust > 1 {
 						return false
 					}
 					c.HasTrust = true
 				}
-			case "untrusted":
+			case fUntrusted:
 				bit = seenUntrusted
-				if !d.null() {
+				if !d.isNull() {
 					if c.Untrusted, ok = d.boolean(); !ok {
 						return false
 					}
 				}
-			case "embedding":
+			case fEmbedding:
 				bit = seenEmbedding
-				if !d.null() {
+				if !d.isNull() {
 					if c.Embedding, ok = d.floats(level + 1); !ok {
 						return false
 					}
 				}
-			case "temperature":
+			case fTemperature:
 				bit = seenTemperature
-				if !d.null() {
+				if !d.isNull() {
 					if c.Temperature, ok = d.number(); !ok {
 						return false
 					}
 					c.HasTemperature = true
 				}
-			case "metadata":
+			case fMetadata:
 				bit = seenMetadata
 				if !d.skip(level + 1) {
 					return false
@@ -970,13 +1164,13 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 				return false
 			}
 			seen |= bit
-			if field >= 0 && !d.null() {
+			if sf >= 0 && !d.isNull() {
 				start := len(b)
 				if b, ok = d.str(b); !ok {
 					return false
 				}
-				at[field] = [2]int{start, len(b)}
-				switch field {
+				at[sf] = [2]int{start, len(b)}
+				switch sf {
 				case 0:
 					if len(b) == start {
 						return false // an empty id
@@ -1011,14 +1205,12 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 		b = strconv.AppendInt(b, int64(i+1), 10)
 		at[0] = [2]int{start, len(b)}
 	}
-	var all string
 	if d.owned {
 		d.m.blocks[d.k-1] = b
-		all = bytesView(b)
 	} else {
 		d.m.tmp = b
-		all = bytesView(b)
 	}
+	all := bytesView(b)
 	c.ID = all[at[0][0]:at[0][1]]
 	c.DocID = all[at[1][0]:at[1][1]]
 	c.Title = all[at[2][0]:at[2][1]]
@@ -1026,16 +1218,6 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	c.UpdatedAt = all[at[4][0]:at[4][1]]
 	return true
 }
-
-// Bits of a scores object's keys seen so far.
-const (
-	seenVector = 1 << iota
-	seenBM25
-	seenRerank
-	seenRRF
-	seenBoosted
-	seenGraph
-)
 
 // scores reads a chunk's scores with the tree decoder's range rules
 // (decode_request.go, scores).
@@ -1048,50 +1230,49 @@ func (d *directDecoder) scores(s *Scores, level int) bool {
 	}
 	seen := 0
 	for {
-		k, ok := d.key()
-		if !ok || !d.count() {
-			return false
-		}
-		var bit int
+		f := d.field()
+		d.values++
 		var x *float64
 		var has *bool
 		nonNeg := true
-		switch k {
-		case "vector":
-			bit, x, has, nonNeg = seenVector, &s.Vector, &s.HasVector, false
-		case "bm25":
-			bit, x, has = seenBM25, &s.BM25, &s.HasBM25
-		case "rerank":
-			bit, x, has, nonNeg = seenRerank, &s.Rerank, &s.HasRerank, false
-		case "rrf":
-			bit, x, has = seenRRF, &s.RRF, &s.HasRRF
-		case "boosted":
-			bit, x, has = seenBoosted, &s.Boosted, &s.HasBoosted
-		case "graph":
-			bit, x, has = seenGraph, &s.Graph, &s.HasGraph
+		switch f {
+		case fVector:
+			x, has, nonNeg = &s.Vector, &s.HasVector, false
+		case fBM25:
+			x, has = &s.BM25, &s.HasBM25
+		case fRerank:
+			x, has, nonNeg = &s.Rerank, &s.HasRerank, false
+		case fRRF:
+			x, has = &s.RRF, &s.HasRRF
+		case fBoosted:
+			x, has = &s.Boosted, &s.HasBoosted
+		case fGraph:
+			x, has = &s.Graph, &s.HasGraph
 		default:
 			return false
 		}
+		bit := 1 << (f - fVector)
 		if seen&bit != 0 {
 			return false
 		}
 		seen |= bit
-		if !d.null() {
-			f, ok := d.number()
-			if !ok || (nonNeg && f < 0) {
+		if !d.isNull() {
+			v, end, ok := parseNumber(d.src, d.pos)
+			d.pos = end
+			if !ok || (nonNeg && v < 0) {
 				return false
 			}
-			if bit == seenVector {
-				if f < -1 || f > 1+vectorSlack {
+			if f == fVector {
+				if v < -1 || v > 1+vectorSlack {
 					return false
 				}
-				if f <= 0 {
-					f = 0
-				} else if f > 1 {
-					f = 1
+				if v <= 0 {
+					v = 0
+				} else if v > 1 {
+					v = 1
 				}
 			}
-			*x, *has = f, true
+			*x, *has = v, true
 		}
 		more, done := d.more('}')
 		if done {
@@ -1103,15 +1284,20 @@ func (d *directDecoder) scores(s *Scores, level int) bool {
 	}
 }
 
-// duplicateIDs reports whether two chunks of the list share an id:
-// pairwise for short lists, else an open-addressing table of chunk indexes
-// (reused by the engine) so hostile input stays linear.
+// duplicateIDs reports whether two chunks of the list share an id, with an
+// open-addressing table of chunk indexes (a small one on the stack, a
+// bigger one reused by the engine): linear for hostile input, and no string
+// comparison unless two ids hash alike (pairwise comparisons were a runtime
+// call each under TinyGo, 190 for 20 chunks).
 func (d *directDecoder) duplicateIDs(cs []Chunk) bool {
-	if len(cs) <= 32 {
-		i, _ := firstDuplicateID(cs)
-		return i >= 0
+	if len(cs) < 2 {
+		return false
 	}
-	size := 64
+	if len(cs) <= 32 {
+		var small [64]int32
+		return sharedID(cs, small[:])
+	}
+	size := 128
 	for size < 2*len(cs) {
 		size *= 2
 	}
@@ -1122,14 +1308,19 @@ func (d *directDecoder) duplicateIDs(cs []Chunk) bool {
 	if cap(t) < size {
 		t = make([]int32, size)
 	}
-	t = t[:size]
-	for i := range t {
-		t[i] = -1
-	}
 	if d.owned {
 		d.m.ids = t
 	}
-	mask := uint64(size - 1)
+	return sharedID(cs, t[:size])
+}
+
+// sharedID is duplicateIDs over table t, a power of two at least twice
+// len(cs) long.
+func sharedID(cs []Chunk, t []int32) bool {
+	for i := range t {
+		t[i] = -1
+	}
+	mask := uint64(len(t) - 1)
 	for i := range cs {
 		id := cs[i].ID
 		h := uint64(14695981039346656037)
