@@ -439,13 +439,17 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		keys[i] = w[i].score
 	}
 	sortDesc(order, keys, e.tmp[:kept])
-	d.Chunks = make([]ChunkOutcome, 0, n)
+	// Outcomes are filled where they lie: under TinyGo returning and
+	// appending one copied it twice (a memcpy call each).
+	d.Chunks = make([]ChunkOutcome, n)
 	for t, i := range order {
-		d.Chunks = append(d.Chunks, e.outcome(&w[i], tagName(t+1)))
+		e.outcome(&d.Chunks[t], &w[i], tagName(t+1))
 	}
+	dropped := d.Chunks[kept:]
 	for i := range w {
-		if !w[i].kept {
-			d.Chunks = append(d.Chunks, e.outcome(&w[i], ""))
+		if !w[i].kept && len(dropped) > 0 {
+			e.outcome(&dropped[0], &w[i], "")
+			dropped = dropped[1:]
 		}
 	}
 
@@ -572,9 +576,10 @@ func orderScore(by string, w *chunkWork) float64 {
 	return w.retrieval
 }
 
-func (e *Engine) outcome(w *chunkWork, tag string) ChunkOutcome {
-	o := ChunkOutcome{ID: w.c.ID, DocID: w.c.DocID, Tag: tag, Kept: w.kept, Reason: w.reason,
-		Score: clamp01(w.score)}
+// outcome fills o, a zero ChunkOutcome, with w's verdict.
+func (e *Engine) outcome(o *ChunkOutcome, w *chunkWork, tag string) {
+	o.ID, o.DocID, o.Tag, o.Kept, o.Reason = w.c.ID, w.c.DocID, tag, w.kept, w.reason
+	o.Score = clamp01(w.score)
 	if e.policy.Quality != nil {
 		o.Quality, o.HasQuality = w.quality, true
 	}
@@ -583,7 +588,6 @@ func (e *Engine) outcome(w *chunkWork, tag string) ChunkOutcome {
 	if w.hasFused {
 		o.Fused, o.HasFused = clamp01(w.fused), true
 	}
-	return o
 }
 
 // gapEvent records a knowledge gap: the query, its signals and the top five

@@ -71,7 +71,11 @@ func expDet(x float64) float64 {
 	for i := 17; i >= 1; i-- {
 		sum = 1 + float64(sum*r)/float64(i)
 	}
-	return math.Ldexp(sum, k)
+	// sum is in [0.7, 1.42] and |k| <= 1010, so sum·2^k is a normal number
+	// and the product with 2^k built from its bits is exact: the bits
+	// math.Ldexp gives (TestExpDetMatchesRef), without its normalising steps,
+	// which under TinyGo were a sixth of a sigmoid.
+	return float64(sum * math.Float64frombits(uint64(k+1023)<<52))
 }
 
 // sigmoid is the logistic function over expDet.
