@@ -472,11 +472,12 @@ var plainByte = func() (t [256]bool) {
 // unescaped, to dst. Same rules as jsonx: valid UTF-8, no raw control
 // characters, \u escapes with surrogates in pairs only.
 //
-// It finds the next byte a string cannot hold as it is ('"', '\\', a
-// control byte, a byte >= 0x80) sixteen bytes a step, with an exact test
-// per byte, so the first such byte is found from the mask without a byte
-// loop. Valid UTF-8 is checked and left in the run; a run is copied once,
-// at a quote or an escape.
+// It looks for the next byte a string cannot hold as it is ('"', '\\', a
+// control byte, a byte >= 0x80) sixteen bytes a step; in a block that has
+// one, an exact per-byte mask finds the first without a byte loop. Valid
+// UTF-8 is checked (two-byte runes inline: the DL19 texts' are all two
+// bytes, in runs) and left in the run; a run is copied once, at a quote or
+// an escape, and a run of escapes ("\n\n") is read in one go.
 func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 	s, i := d.src, d.pos
 	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
@@ -488,29 +489,35 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 	i++
 	run := i // the start of the bytes not yet copied
 	for {
-		// The exact per-byte test, on the low seven bits of each byte y
-		// (no borrows or carries cross bytes): y+0x60 has its top bit set
-		// iff y >= 0x20, (y^'"')+0x7f iff y != '"', (y^'\\')+0x7f iff
-		// y != '\\'; a byte >= 0x80 is flagged by its own top bit.
 		for i+16 <= len(s) {
 			b := s[i : i+16]
 			x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 			z := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
 				uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
-			y := x &^ high8
-			mx := (x | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
-			y = z &^ high8
-			mz := (z | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
-			if mx|mz != 0 {
-				if mx != 0 {
-					i += bits.TrailingZeros64(mx) >> 3
-				} else {
-					i += 8 + bits.TrailingZeros64(mz)>>3
-				}
-				goto stop
+			// The classic has-less-than / has-zero tests (top bit set for a
+			// byte < 0x20, '"' or '\\', or >= 0x80): no false negatives,
+			// and a false positive only above a true one.
+			qx, bx := x^'"'*ones8, x^'\\'*ones8
+			qz, bz := z^'"'*ones8, z^'\\'*ones8
+			if ((x-0x20*ones8)&^x|(qx-ones8)&^qx|(bx-ones8)&^bx|x|
+				(z-0x20*ones8)&^z|(qz-ones8)&^qz|(bz-ones8)&^bz|z)&high8 == 0 {
+				i += 16
+				continue
 			}
-			i += 16
+			// The exact test, on the low seven bits y of each byte (no
+			// borrow or carry crosses a byte): y+0x60 has its top bit set
+			// iff y >= 0x20, (y^'"')+0x7f iff y != '"', (y^'\\')+0x7f iff
+			// y != '\\'; a byte >= 0x80 is flagged by its own top bit.
+			y := x &^ high8
+			m := (x | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
+			if m == 0 {
+				i += 8
+				y = z &^ high8
+				m = (z | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
+			}
+			i += bits.TrailingZeros64(m) >> 3
+			goto stop
 		}
 		for i < len(s) && plainByte[s[i]] {
 			i++
@@ -521,61 +528,110 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 		}
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return dst, false
+			for c >= utf8.RuneSelf {
+				if c >= 0xC2 && c <= 0xDF && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+					i += 2
+				} else {
+					r, size := utf8.DecodeRune(s[i:])
+					if r == utf8.RuneError && size <= 1 {
+						return dst, false
+					}
+					i += size
+				}
+				if i >= len(s) {
+					return dst, false
+				}
+				c = s[i]
 			}
-			i += size
 			continue
 		}
-		dst = append(dst, s[run:i]...)
+		// Copy the run (and make room for what an escape adds) without
+		// append: under TinyGo every append is a runtime call, and a
+		// text's "\n\n" made three.
+		if cap(dst)-len(dst) < i-run+4 {
+			dst = growBytes(dst, i-run+4)
+		}
+		l := len(dst)
+		dst = dst[:l+i-run]
+		copy(dst[l:], s[run:i])
+		for c == '\\' {
+			if i+1 >= len(s) {
+				return dst, false
+			}
+			e := s[i+1]
+			i += 2
+			switch e {
+			case '"', '\\', '/':
+			case 'b':
+				e = '\b'
+			case 'f':
+				e = '\f'
+			case 'n':
+				e = '\n'
+			case 'r':
+				e = '\r'
+			case 't':
+				e = '\t'
+			case 'u':
+				r, ok := hex4(s, i)
+				if !ok || (r >= 0xDC00 && r <= 0xDFFF) {
+					return dst, false
+				}
+				i += 4
+				if r >= 0xD800 && r <= 0xDBFF {
+					if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
+						return dst, false
+					}
+					lo, ok := hex4(s, i+2)
+					if !ok || lo < 0xDC00 || lo > 0xDFFF {
+						return dst, false
+					}
+					i += 6
+					r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				}
+				l = len(dst)
+				dst = dst[:l+utf8.EncodeRune(dst[l:l+4], r)]
+				e = 0
+			default:
+				return dst, false
+			}
+			if e != 0 {
+				l = len(dst)
+				dst = dst[:l+1]
+				dst[l] = e
+			}
+			if i >= len(s) {
+				return dst, false
+			}
+			c = s[i]
+			if cap(dst)-len(dst) < 4 {
+				dst = growBytes(dst, 4)
+			}
+		}
+		run = i
 		if c == '"' {
 			d.pos = i + 1
 			return dst, true
 		}
-		if c != '\\' || i+1 >= len(s) {
-			return dst, false // a control byte, or the end
-		}
-		e := s[i+1]
-		i += 2
-		switch e {
-		case '"', '\\', '/':
-		case 'b':
-			e = '\b'
-		case 'f':
-			e = '\f'
-		case 'n':
-			e = '\n'
-		case 'r':
-			e = '\r'
-		case 't':
-			e = '\t'
-		case 'u':
-			r, ok := hex4(s, i)
-			if !ok || (r >= 0xDC00 && r <= 0xDFFF) {
-				return dst, false
-			}
-			i += 4
-			if r >= 0xD800 && r <= 0xDBFF {
-				if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
-					return dst, false
-				}
-				lo, ok := hex4(s, i+2)
-				if !ok || lo < 0xDC00 || lo > 0xDFFF {
-					return dst, false
-				}
-				i += 6
-				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
-			}
-			dst = utf8.AppendRune(dst, r)
-			run = i
-			continue
-		default:
+		if c < 0x20 {
 			return dst, false
 		}
-		dst = append(dst, e)
-		run = i
 	}
+}
+
+// growBytes returns dst with room for n more bytes: a new array (dst's
+// stays as it was, for the strings that view it), doubled like append's.
+func growBytes(dst []byte, n int) []byte {
+	c := 2 * cap(dst)
+	if c < len(dst)+n {
+		c = len(dst) + n
+	}
+	if c < 64 {
+		c = 64
+	}
+	b := make([]byte, len(dst), c)
+	copy(b, dst)
+	return b
 }
 
 func hex4(s []byte, i int) (rune, bool) {
