@@ -544,8 +544,7 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 		// The blocks stopped at a byte >= 0x80. The byte loop takes the
 		// block up to its last such byte: coming back sooner, the blocks
 		// would stop at the same byte again, a wasted call per word before
-		// it (under TinyGo that was a tenth of the scan of English text
-		// with a few curly quotes and degree signs).
+		// it (English text has a few: curly quotes, degree signs).
 		stop = i + 8 - bits.LeadingZeros64(load64(s, i)&msb)>>3
 	}
 	if prev>>63 != 0 {
