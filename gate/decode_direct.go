@@ -1257,8 +1257,17 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	}
 	if !hasID {
 		start := len(b)
-		b = append(b, 'c')
-		b = strconv.AppendInt(b, int64(i+1), 10)
+		// "c" and the chunk's number, as the tree decoder names it
+		// (strconv.AppendInt was a 64-bit division loop under TinyGo).
+		var num [12]byte
+		k := len(num)
+		for n := uint32(i + 1); n > 0 || k == len(num); n /= 10 {
+			k--
+			num[k] = byte('0' + n%10)
+		}
+		k--
+		num[k] = 'c'
+		b = append(b, num[k:]...)
 		at[0] = [2]int{start, len(b)}
 	}
 	if d.owned {

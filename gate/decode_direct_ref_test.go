@@ -1053,6 +1053,12 @@ func TestDecodeDirectMatchesRef(t *testing.T) {
 		}
 		inputs = append(inputs, b)
 	}
+	// Chunks named by their number (c1..c105), and an id that collides
+	// with one of those names, in short and long lists.
+	for _, n := range []int{12, 105} {
+		many := `{"query":"q","chunks":[{}` + strings.Repeat(`,{}`, n-1)
+		inputs = append(inputs, []byte(many+`]}`), []byte(many+`,{"id":"c12"}]}`), []byte(many+`,{"id":"c`+strconv.Itoa(n+1)+`"}]}`))
+	}
 	// Field names next to the known ones, long and short.
 	for _, k := range []string{"quer", "queryy", "query_embeddin", "query_embeddings", "results_per_quer",
 		"results_per_queryy", "results_per_querx", "i", "idd", "doc", "updated_a", "updated_att", "untruste",

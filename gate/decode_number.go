@@ -51,6 +51,7 @@ func parseNumber(s []byte, i int) (f float64, end int, ok bool) {
 			return 0, i, false // a leading zero
 		}
 	} else if c < 10 {
+		mant, nd, i = eightDigits(s, i, mant, nd)
 		for i < len(s) {
 			c := s[i] - '0'
 			if c >= 10 {
@@ -71,6 +72,9 @@ func parseNumber(s []byte, i int) (f float64, end int, ok bool) {
 	if i < len(s) && s[i] == '.' {
 		i++
 		first := i
+		j := i
+		mant, nd, i = eightDigits(s, i, mant, nd)
+		exp -= i - j
 		for i < len(s) {
 			c := s[i] - '0'
 			if c >= 10 {
@@ -121,6 +125,37 @@ func parseNumber(s []byte, i int) (f float64, end int, ok bool) {
 	}
 	f, _ = strconv.ParseFloat(bytesView(s[start:i]), 64)
 	return f, i, isFinite64(f)
+}
+
+// eightDigits adds the digits at s[i:] to mant eight at a time while
+// eight more fit in 19 (a score's 16-17 digits take two steps, not 17
+// trips through a byte loop). nd may count leading zeros it took as
+// significant: it only ever stops the gathering early, and then ParseFloat
+// decides.
+func eightDigits(s []byte, i int, mant uint64, nd int) (uint64, int, int) {
+	for nd+8 <= 19 && i+8 <= len(s) {
+		b := s[i : i+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		// All eight are '0'..'9': each byte is 0x30-0x3F and stays so
+		// with 6 added.
+		if x&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 ||
+			(x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+			break
+		}
+		// The first digit is the lowest byte: pairs, then fours, then
+		// eight.
+		x -= 0x3030303030303030
+		x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+		x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+		x = (x*10000 + x>>32) & 0xFFFFFFFF
+		mant = mant*100000000 + x
+		if mant != 0 {
+			nd += 8
+		}
+		i += 8
+	}
+	return mant, nd, i
 }
 
 // decimalToFloat is mant * 10^exp correctly rounded, or ok false when
