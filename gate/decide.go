@@ -421,7 +421,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	d := &Decision{Policy: e.ref}
 	w := e.work
 	n := len(w)
-	by := e.orderKey()
+	by := orderField(e.orderKey())
 	for i := range w {
 		w[i].score = orderScore(by, &w[i])
 	}
@@ -554,23 +554,57 @@ func (e *Engine) orderKey() string {
 	return OrderInput
 }
 
-// orderScore is a chunk's score under ordering by (orderKey); input order
-// scores every chunk 0, so the stable sort keeps the request's order.
-func orderScore(by string, w *chunkWork) float64 {
+// The orderings as small integers: orderScore runs per chunk, and under
+// TinyGo a switch on the ordering's name was a string comparison per case.
+const (
+	byInput = iota
+	byAnswer
+	byRelevance
+	byVector
+	byQuality
+	byCoverage
+	byEvidence
+	byRetrieval
+)
+
+// orderField is the ordering named by (orderKey) as one of the by* values.
+func orderField(by string) int {
 	switch by {
 	case OrderInput:
-		return 0
+		return byInput
 	case OrderAnswer:
-		return w.answer
+		return byAnswer
 	case OrderRelevance:
-		return w.relevance
+		return byRelevance
 	case OrderVector:
-		return w.vector
+		return byVector
 	case OrderQuality:
-		return w.quality
+		return byQuality
 	case OrderCoverage:
-		return w.coverage
+		return byCoverage
 	case OrderEvidence:
+		return byEvidence
+	}
+	return byRetrieval
+}
+
+// orderScore is a chunk's score under ordering by (orderField); input order
+// scores every chunk 0, so the stable sort keeps the request's order.
+func orderScore(by int, w *chunkWork) float64 {
+	switch by {
+	case byInput:
+		return 0
+	case byAnswer:
+		return w.answer
+	case byRelevance:
+		return w.relevance
+	case byVector:
+		return w.vector
+	case byQuality:
+		return w.quality
+	case byCoverage:
+		return w.coverage
+	case byEvidence:
 		return w.evidence
 	}
 	return w.retrieval
