@@ -68,8 +68,8 @@ func expDet(x float64) float64 {
 	r := x - float64(float64(k)*ln2)
 	// Horner form of sum r^i/i!, i = 0..17; each step rounded explicitly.
 	sum := 1.0
-	for i := 17; i >= 1; i-- {
-		sum = 1 + float64(sum*r)/float64(i)
+	for _, d := range expDivisors {
+		sum = 1 + float64(sum*r)/d
 	}
 	// sum is in [0.7, 1.42] and |k| <= 1010, so sum·2^k is a normal number
 	// and the product with 2^k built from its bits is exact: the bits
@@ -77,6 +77,10 @@ func expDet(x float64) float64 {
 	// which under TinyGo were a sixth of a sigmoid.
 	return float64(sum * math.Float64frombits(uint64(k+1023)<<52))
 }
+
+// expDivisors are expDet's Horner divisors, 17 down to 1, as floats: the
+// same exact values float64(i) gives, without a conversion per step.
+var expDivisors = [17]float64{17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
 
 // sigmoid is the logistic function over expDet.
 func sigmoid(x float64) float64 {
