@@ -1256,18 +1256,25 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 		}
 	}
 	if !hasID {
-		start := len(b)
 		// "c" and the chunk's number, as the tree decoder names it
 		// (strconv.AppendInt was a 64-bit division loop under TinyGo).
-		var num [12]byte
-		k := len(num)
-		for n := uint32(i + 1); n > 0 || k == len(num); n /= 10 {
-			k--
-			num[k] = byte('0' + n%10)
+		// Written in place: a local array appended from may be put on
+		// TinyGo's heap.
+		n := uint32(i + 1)
+		w := 1
+		for t := n; t >= 10; t /= 10 {
+			w++
 		}
-		k--
-		num[k] = 'c'
-		b = append(b, num[k:]...)
+		if cap(b)-len(b) < w+1 {
+			b = growBytes(b, w+1)
+		}
+		start := len(b)
+		b = b[:start+1+w]
+		b[start] = 'c'
+		for k := start + w; k > start; k-- {
+			b[k] = byte('0' + n%10)
+			n /= 10
+		}
 		at[0] = [2]int{start, len(b)}
 	}
 	if d.owned {
