@@ -171,8 +171,14 @@ func decimalToFloat(mant uint64, exp int, neg bool) (float64, bool) {
 	return eiselLemire64(mant, exp, neg)
 }
 
-// eiselLemire64 is strconv's (internal/strconv/atofeisel.go, Go 1.26,
-// BSD-style licence) over the table below.
+// eiselLemire64 is strconv's (internal/strconv/atofeisel.go, Go 1.26) over
+// the table below. It and the table are the Go project's code:
+//
+//	Copyright 2020 The Go Authors. All rights reserved.
+//	Use of this source code is governed by a BSD-style
+//	license that can be found in the LICENSE file.
+//
+// That licence is gate/LICENSE.golang.
 func eiselLemire64(man uint64, exp10 int, neg bool) (float64, bool) {
 	if man == 0 {
 		if neg {
