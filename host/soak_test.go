@@ -199,11 +199,20 @@ func TestSoak(t *testing.T) {
 	if s.Discarded != 0 || s.Created != workers && s.Created != 1 {
 		t.Fatalf("instances were replaced: %+v", s)
 	}
-	// Flat: no instance's memory grew in the second half, and the host heap
-	// moved by less than a megabyte.
-	for i := range end.guestPages {
-		if i < len(mid.guestPages) && end.guestPages[i] > mid.guestPages[i] {
+	// Flat: in the second half no instance's memory grew past what the
+	// largest one had needed by mid-run, and the host heap moved by less
+	// than a megabyte. (Which instance meets which input depends on the
+	// scheduler, so one instance may reach its peer's size late, once: a
+	// heap doubling from 12 to 24 pages, seen on a loaded machine. A leak
+	// keeps growing past it.)
+	most := uint32(0)
+	for _, p := range mid.guestPages {
+		most = max(most, p)
+	}
+	for _, p := range end.guestPages {
+		if p > most {
 			t.Errorf("guest memory grew in the second half: %v -> %v pages", mid.guestPages, end.guestPages)
+			break
 		}
 	}
 	if d := int64(end.heap) - int64(mid.heap); d > 1<<20 {
