@@ -6,12 +6,14 @@ import (
 )
 
 // scanTextRef is prepare's per-chunk work as it was before scanText (commit
-// f900ae7): tokenize the text into a slice (tokenizeBlocksRef, the block
-// tokenizer of that time), then look each token up. It is
+// f900ae7): tokenize the text into a slice, then look each token up. (It
+// tokenized with that commit's block tokenizer; tokenize gives the same
+// tokens, checked against tokenizeRef, so the chain of references holds
+// without keeping that tokenizer too.) It is
 // the reference scanText must match in counts and in the terms it marks
 // (TestScanTextMatchesRef, FuzzScanText).
 func (q *queryInfo) scanTextRef(s string, stamp int, hits *termHits, scratch *[]token) (words, chars int) {
-	toks, chars := tokenizeBlocksRef(s, (*scratch)[:0], nil, nil)
+	toks, chars := tokenize(s, (*scratch)[:0], nil, nil)
 	*scratch = toks
 	for _, t := range toks {
 		if q.bloom&(1<<(t.hash>>58)) == 0 {

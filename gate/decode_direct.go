@@ -36,8 +36,10 @@ import (
 // keeps its position in a local and tests for white space before calling
 // anything, field names are matched as packed words (no string compare
 // calls), and a string's valid UTF-8 stays in the run that is copied whole.
-// The decoder it replaced is kept as decodeDirectRef
-// (decode_direct_ref_test.go), with a differential test and fuzz target.
+// Its oracle is the tree decoder (TestDecodeDirectMatchesTree,
+// FuzzDecodeDirect): same Request, or it gives up and the tree decoder
+// answers. (The first version of this decoder was kept as a second oracle
+// for a while; it only added 1,100 lines saying the same.)
 
 const (
 	// maxFastLevel bounds the direct decoder's recursion (only metadata

@@ -50,7 +50,9 @@ func appendDecisionRef(dst []byte, d *Decision, later *sourcesLater) []byte {
 		dst = jsonx.AppendString(dst, p.Instructions)
 		dst = append(dst, `,"sources":`...)
 		if later.stands(p) {
-			dst = appendSourcesJSONRef(dst, later.chunks, later.warning)
+			// The block writer has its own oracle, the two-pass build
+			// (TestSourcesJSONMatchesTwoPass, FuzzSourcesJSON).
+			dst = appendSourcesJSON(dst, later.chunks, later.warning)
 		} else {
 			dst = jsonx.AppendString(dst, p.Sources)
 		}
@@ -191,85 +193,6 @@ func appendGapEventRef(dst []byte, g *GapEvent) []byte {
 	return append(dst, "]}"...)
 }
 
-func appendSourcesJSONRef(dst []byte, chunks []*Chunk, untrustedWarning string) []byte {
-	dst = append(dst, `"\u003csources\u003e\n`...)
-	for t, c := range chunks {
-		if t > 0 {
-			dst = append(dst, `\n`...)
-		}
-		dst = append(dst, "[S"...)
-		dst = appendInt(dst, t+1)
-		dst = append(dst, ']')
-		if c.DocID != "" {
-			dst = append(dst, " (doc: "...)
-			dst = appendEscapedJSONRef(dst, c.DocID, true)
-			dst = append(dst, ')')
-		}
-		if c.Title != "" {
-			dst = append(dst, ' ')
-			dst = appendEscapedJSONRef(dst, c.Title, true)
-		}
-		dst = append(dst, `\n`...)
-		if c.Untrusted {
-			dst = append(dst, `\u003cuntrusted\u003e\n`...)
-			dst = jsonx.AppendStringContent(dst, untrustedWarning)
-			dst = append(dst, `\n`...)
-			dst = appendEscapedJSONRef(dst, c.Text, false)
-			dst = append(dst, `\n\u003c/untrusted\u003e\n`...)
-		} else {
-			dst = appendEscapedJSONRef(dst, c.Text, false)
-			dst = append(dst, `\n`...)
-		}
-	}
-	return append(dst, `\u003c/sources\u003e"`...)
-}
-
-func appendEscapedJSONRef(dst []byte, s string, oneLine bool) []byte {
-	for i := 0; ; {
-		n := jsonx.PlainLen(s[i:], '[')
-		dst = append(dst, s[i:i+n]...)
-		if i += n; i == len(s) {
-			return dst
-		}
-		switch c := s[i]; {
-		case c == '<':
-			if formsFenceTag(s[i+1:]) {
-				dst = append(dst, `\u0026lt;`...) // "&lt;" as JSON
-			} else {
-				dst = append(dst, `\u003c`...)
-			}
-			i++
-		case c == '[':
-			if !formsSourceTag(s[i+1:]) {
-				dst = append(dst, '[')
-				i++
-				break
-			}
-			// The tag's body is spaces, commas, S and digits: plain JSON.
-			j := sourceTagEnd(s, i+1)
-			dst = append(dst, '(')
-			dst = append(dst, s[i+1:j]...)
-			if j < len(s) && s[j] == ']' {
-				dst = append(dst, ')')
-				j++
-			}
-			i = j
-		case oneLine && (c == '\n' || c == '\r'):
-			dst = append(dst, ' ')
-			i++
-		default:
-			// A byte the JSON escaper wants; a non-ASCII run goes whole
-			// (it ends at an ASCII byte, so at a rune boundary).
-			j := i + 1
-			for c >= 0x80 && j < len(s) && s[j] >= 0x80 {
-				j++
-			}
-			dst = jsonx.AppendStringContent(dst, s[i:j])
-			i = j
-		}
-	}
-}
-
 func appendValidationRef(dst []byte, v *Validation) []byte {
 	dst = append(dst, `{"soft_refusal":`...)
 	dst = appendBoolRef(dst, v.SoftRefusal)
@@ -370,18 +293,4 @@ func FuzzEncodersMatchRef(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s, u string, x, y float64, bits uint8) {
 		checkEncodersRef(t, fuzzDecision(s, u, x, y, bits))
 	})
-}
-
-// TestSourcesJSONMatchesRef: the sources block writer gives the reference's
-// bytes (FuzzSourcesJSON compares it with the two-pass build too).
-func TestSourcesJSONMatchesRef(t *testing.T) {
-	var chunks []*Chunk
-	for i, s := range escapeCases {
-		chunks = append(chunks, &Chunk{DocID: escapeCases[(i+1)%len(escapeCases)], Title: escapeCases[(i+2)%len(escapeCases)],
-			Text: s + "\n" + s, Untrusted: i%3 == 0})
-		got, want := appendSourcesJSON([]byte("p:"), chunks, "warn <x>"), appendSourcesJSONRef([]byte("p:"), chunks, "warn <x>")
-		if string(got) != string(want) {
-			t.Fatalf("appendSourcesJSON:\n%s\nreference:\n%s", got, want)
-		}
-	}
 }

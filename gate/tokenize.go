@@ -19,7 +19,7 @@ import (
 // the last partial word, its length and one more multiply. It replaced
 // FNV-1a (one multiply per byte) because a block-wise hash lets ASCII text be
 // handled eight bytes at a time (scanText's block path; before it, a block
-// tokenizer, now tokenizeBlocksRef), which the byte-wise hash could not.
+// tokenizer), which the byte-wise hash could not.
 // Hashes never reach the output: only equality matters (query terms, stop
 // lists), and every side hashes through the same state (hashByte, hashRune,
 // hashWord agree byte for byte; TestTokenizeMatchesRef,
@@ -510,7 +510,7 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 
 // scanASCII walks s from i in eight-byte blocks of ASCII text with no word
 // open at i, counting words and finding the query's terms among them.
-// Unlike the word-by-word walk it replaced (tokenizeBlocksRefRun) it never
+// Unlike the word-by-word walk it replaced (a block tokenizer) it never
 // moves by a word: every block is classified once, and a short loop visits
 // the words ending in it, each seen through the eight bytes before its end
 // (this block and the one before). That trades the two hard-to-predict

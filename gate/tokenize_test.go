@@ -160,7 +160,7 @@ func checkTokenizeRef(t *testing.T, s string) {
 	if want := utf8.RuneCountInString(s); runes != want {
 		t.Fatalf("%q: %d runes, want %d", s, runes, want)
 	}
-	bare, _ := tokenizeBlocksRef(s, nil, nil, nil)
+	bare, _ := tokenize(s, nil, nil, nil)
 	if len(bare) != len(got) {
 		t.Fatalf("%q: %d tokens without text, %d with", s, len(bare), len(got))
 	}
