@@ -187,6 +187,18 @@ func (g *Gate) deadline(ctx context.Context) (context.Context, context.CancelFun
 	return ctx, func() {}
 }
 
+// pastDeadline reports whether ctx is done or its deadline has passed. A
+// context's timer sets Err from another goroutine, which on a busy machine
+// may not have run yet when a run without termination checks returns late:
+// the clock, not Err alone, says whether it was late.
+func pastDeadline(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error) {
 	if len(input) > g.maxInput {
 		return nil, newGateError("limit", "", "input is "+strconv.Itoa(len(input))+
@@ -200,7 +212,7 @@ func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error
 	}
 	runCtx, cancel := g.deadline(ctx)
 	defer cancel()
-	if runCtx.Err() != nil {
+	if pastDeadline(runCtx) {
 		// Already past the deadline: the guest never runs, so the instance
 		// is still good.
 		g.pool.release(in, true)
@@ -209,7 +221,7 @@ func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error
 	out, err := in.call(runCtx, fn, input)
 	var ge *GateError
 	healthy := err == nil || errors.As(err, &ge)
-	if g.noInterrupt && healthy && runCtx.Err() != nil {
+	if g.noInterrupt && healthy && pastDeadline(runCtx) {
 		// Without termination checks the run was not stopped at the
 		// deadline; it finished late, and the instance is fine.
 		out, err = nil, newTimeout(runCtx)
