@@ -120,7 +120,8 @@ func TestAppendValidation(t *testing.T) {
 
 // TestEvaluateMatchesDecide: Evaluate (which may write the prompt's sources
 // straight from the chunks) and AppendDecision over Decide's decision give
-// the same bytes for every golden request, whichever ran before.
+// the same bytes for every golden request, whichever ran before; so does
+// AppendEvaluateInPlace (the Wasm guest's path), after what dst held.
 func TestEvaluateMatchesDecide(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", "*", "*.json"))
 	if len(files) < 20 {
@@ -149,6 +150,10 @@ func TestEvaluateMatchesDecide(t *testing.T) {
 			}
 			if want := AppendDecision(nil, d); !bytes.Equal(got, want) {
 				t.Fatalf("%s round %d: Evaluate\n%s\nAppendDecision(Decide)\n%s", f, round, got, want)
+			}
+			inPlace, err := e.AppendEvaluateInPlace([]byte("prefix"), append([]byte(nil), req...))
+			if err != nil || !bytes.Equal(inPlace, append([]byte("prefix"), got...)) {
+				t.Fatalf("%s round %d: AppendEvaluateInPlace\n%s (%v)\nEvaluate\n%s", f, round, inPlace, err, got)
 			}
 			if d.Prompt != nil && d.Prompt.Minimal == "" && d.Prompt.Sources == "" {
 				t.Fatalf("%s: Decide's prompt has no sources", f)

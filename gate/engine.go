@@ -84,35 +84,30 @@ func NewEngineFromPolicy(p *Policy, ref PolicyRef) (*Engine, error) {
 // Evaluate decodes a request, decides, and returns the decision JSON. The
 // bytes are identical for identical (policy, request) in every build.
 func (e *Engine) Evaluate(requestJSON []byte) ([]byte, error) {
-	return e.AppendEvaluate(nil, requestJSON)
+	req, err := e.decodeRequest(requestJSON)
+	if err != nil {
+		return nil, err
+	}
+	return e.appendDecided(nil, req)
 }
 
-// AppendEvaluate is Evaluate appending the decision to dst, for a host that
-// keeps one output buffer (the Extism guest): under TinyGo a fresh
-// decision-sized buffer per call is heap the collector must find room for.
-// On error dst is returned unchanged.
-func (e *Engine) AppendEvaluate(dst, requestJSON []byte) ([]byte, error) {
-	req, err := e.decodeRequest(requestJSON)
+// AppendEvaluateInPlace is Evaluate for a caller that owns requestJSON and
+// is done with it (a Wasm guest's reused input buffer): the request is
+// decoded where it is (DecodeRequestInPlace; requestJSON is modified) and
+// the decision appended to dst, so a host keeping one output buffer makes
+// no decision-sized allocation per call. On error dst is returned as it was.
+func (e *Engine) AppendEvaluateInPlace(dst, requestJSON []byte) ([]byte, error) {
+	req, err := e.DecodeRequestInPlace(requestJSON)
 	if err != nil {
 		return dst, err
 	}
 	return e.appendDecided(dst, req)
 }
 
-// AppendDecide is Decide and AppendDecision in one: it appends req's
-// decision JSON to dst (the same bytes), without building the prompt's
-// sources block as a string first; it is written from the chunks straight
-// into dst. For hosts that decode requests themselves and reuse an output
-// buffer (the raw guest).
-func (e *Engine) AppendDecide(dst []byte, req *Request) ([]byte, error) {
-	if req != nil {
-		if err := checkLimits(req, &e.policy.Limits); err != nil {
-			return dst, err
-		}
-	}
-	return e.appendDecided(dst, req)
-}
-
+// appendDecided appends req's decision JSON (a decoded request: its limits
+// were checked by the decoder), writing the prompt's sources block from the
+// chunks straight into dst rather than building it as a string first
+// (encode_sources.go); Decide's prompt keeps the string.
 func (e *Engine) appendDecided(dst []byte, req *Request) ([]byte, error) {
 	e.later.on = true
 	d, err := e.decide(req)
@@ -138,28 +133,21 @@ func (e *Engine) Decide(req *Request) (*Decision, error) {
 // Validate checks a model's answer after generation (input: {"answer": "...",
 // "tags": ["S1",...]}) and returns the validation JSON.
 func (e *Engine) Validate(answerJSON []byte) ([]byte, error) {
-	return e.AppendValidate(nil, answerJSON)
+	return e.appendValidate(nil, answerJSON, false)
 }
 
-// AppendValidate is Validate appending to dst: a host that keeps one output
-// buffer (the raw guest) then makes no answer-sized allocation for the
-// result, which under TinyGo is what grows the heap on large answers.
-func (e *Engine) AppendValidate(dst, answerJSON []byte) ([]byte, error) {
-	a, err := decodeAnswer(answerJSON, &e.policy.Limits, false)
-	if err != nil {
-		return dst, err
-	}
-	return e.appendCheck(dst, a), nil
-}
-
-// AppendValidateInPlace is AppendValidate for a caller that owns answerJSON
-// and is done with it (a Wasm guest's reused input buffer): the answer is
-// parsed where it is, not copied (answerJSON is modified). With the output
-// appended to a reused dst, a call then allocates nothing answer-sized: a
+// AppendValidateInPlace is Validate for a caller that owns answerJSON and is
+// done with it (a Wasm guest's reused input buffer): the answer is parsed
+// where it is, not copied (answerJSON is modified), and the result appended
+// to dst. With a reused dst a call then allocates nothing answer-sized: a
 // TinyGo module checking multi-megabyte answers one after another otherwise
 // fragments its heap until an allocation finds no room and the module traps.
 func (e *Engine) AppendValidateInPlace(dst, answerJSON []byte) ([]byte, error) {
-	a, err := decodeAnswer(answerJSON, &e.policy.Limits, true)
+	return e.appendValidate(dst, answerJSON, true)
+}
+
+func (e *Engine) appendValidate(dst, answerJSON []byte, inPlace bool) ([]byte, error) {
+	a, err := decodeAnswer(answerJSON, &e.policy.Limits, inPlace)
 	if err != nil {
 		return dst, err
 	}

@@ -19,20 +19,14 @@ func inputLoadU64(offset uint64) uint64
 //go:wasmimport extism:host/env input_load_u8
 func inputLoadU8(offset uint64) uint32
 
-// readInput reads the call's input into buf, reusing its memory when it is
-// large enough: go-pdk's Input, without the allocation.
-func readInput(buf []byte) []byte {
-	n := int(inputLength())
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
+// readInput fills buf with the call's input (buf is inputLength() bytes):
+// go-pdk's Input, into a buffer the caller keeps.
+func readInput(buf []byte) {
 	i := 0
-	for ; i+8 <= n; i += 8 {
+	for ; i+8 <= len(buf); i += 8 {
 		binary.LittleEndian.PutUint64(buf[i:i+8], inputLoadU64(uint64(i)))
 	}
-	for ; i < n; i++ {
+	for ; i < len(buf); i++ {
 		buf[i] = byte(inputLoadU8(uint64(i)))
 	}
-	return buf
 }

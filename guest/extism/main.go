@@ -17,48 +17,32 @@ import (
 	"github.com/extism/go-pdk"
 )
 
-var (
-	guest = plugin.New(pdk.GetConfig)
-	raw   = plugin.NewRaw(guest)
-
-	// The Extism exports' input and output, kept from call to call
-	// (input.go says why); pdk.Output copies the output out.
-	in, out []byte
-)
+var raw = plugin.NewRaw(plugin.New(pdk.GetConfig))
 
 //go:wasmexport evaluate
-func evaluate() int32 {
-	in = readInput(in)
-	return reply(keep(guest.AppendEvaluate(out[:0], in)))
-}
+func evaluate() int32 { return extismCall(plugin.OpEvaluate) }
 
 //go:wasmexport validate
-func validate() int32 {
-	in = readInput(in)
-	return reply(keep(guest.AppendValidateInPlace(out[:0], in)))
-}
+func validate() int32 { return extismCall(plugin.OpValidate) }
 
 //go:wasmexport describe
-func describe() int32 { return reply(guest.Describe()) }
+func describe() int32 { return extismCall(plugin.OpDescribe) }
 
-// reply hands the result to the host: output and 0, or the error JSON through
-// the PDK's error channel and 1 (the SDKs turn that into an error value).
-func reply(result, errJSON []byte) int32 {
-	if errJSON != nil {
-		pdk.SetErrorString(string(errJSON))
+// extismCall runs op the way the raw exports do, over the Extism input read
+// into the raw path's kept input buffer (input.go says why), and hands the
+// result to the host: output and 0, or the error JSON through the PDK's
+// error channel and 1 (the SDKs turn that into an error value). An instance
+// is called through one ABI or the other, never both.
+func extismCall(op plugin.Op) int32 {
+	n := int(inputLength())
+	readInput(raw.Input(n))
+	out, isErr := raw.Call(op, n)
+	if isErr {
+		pdk.SetErrorString(string(out))
 		return 1
 	}
-	pdk.Output(result)
+	pdk.Output(out)
 	return 0
-}
-
-// keep makes a result grown past the output buffer the buffer for the
-// next call.
-func keep(result, errJSON []byte) ([]byte, []byte) {
-	if cap(result) > cap(out) {
-		out = result[:0]
-	}
-	return result, errJSON
 }
 
 // The raw exports are for the bundled Go runner (host/raw.go,

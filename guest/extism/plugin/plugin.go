@@ -75,17 +75,11 @@ func (p *Plugin) lookup(key string) ([]byte, bool) {
 
 // Evaluate decides a request: (decision JSON, nil) or (nil, error JSON).
 func (p *Plugin) Evaluate(request []byte) (out, errJSON []byte) {
-	return p.AppendEvaluate(nil, request)
-}
-
-// AppendEvaluate is Evaluate appending the decision to dst, so that the
-// module's exports can keep one output buffer (main.go).
-func (p *Plugin) AppendEvaluate(dst, request []byte) (out, errJSON []byte) {
 	e, err := p.Engine()
 	if err != nil {
 		return nil, ErrorJSON(err)
 	}
-	out, err = e.AppendEvaluate(dst, request)
+	out, err = e.Evaluate(request)
 	if err != nil {
 		return nil, ErrorJSON(err)
 	}
@@ -94,31 +88,11 @@ func (p *Plugin) AppendEvaluate(dst, request []byte) (out, errJSON []byte) {
 
 // Validate checks an answer: (validation JSON, nil) or (nil, error JSON).
 func (p *Plugin) Validate(answer []byte) (out, errJSON []byte) {
-	return p.AppendValidate(nil, answer)
-}
-
-// AppendValidate is Validate appending the result to dst.
-func (p *Plugin) AppendValidate(dst, answer []byte) (out, errJSON []byte) {
-	return p.appendValidate(dst, answer, false)
-}
-
-// AppendValidateInPlace is AppendValidate over an answer buffer the caller
-// is done with (gate.Engine.AppendValidateInPlace): the module's exports,
-// which keep their input buffer from call to call.
-func (p *Plugin) AppendValidateInPlace(dst, answer []byte) (out, errJSON []byte) {
-	return p.appendValidate(dst, answer, true)
-}
-
-func (p *Plugin) appendValidate(dst, answer []byte, inPlace bool) (out, errJSON []byte) {
 	e, err := p.Engine()
 	if err != nil {
 		return nil, ErrorJSON(err)
 	}
-	if inPlace {
-		out, err = e.AppendValidateInPlace(dst, answer)
-	} else {
-		out, err = e.AppendValidate(dst, answer)
-	}
+	out, err = e.Validate(answer)
 	if err != nil {
 		return nil, ErrorJSON(err)
 	}

@@ -60,18 +60,10 @@ func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
 	in := r.in[:n]
 	switch op {
 	case OpEvaluate:
-		// Engine.Evaluate's steps, but decoding in place (no copy of a
-		// buffer nobody reads again) and writing into the reused output
-		// buffer.
-		req, err := e.DecodeRequestInPlace(in)
-		if err != nil {
-			return r.fail(err)
-		}
-		if r.out, err = e.AppendDecide(r.out[:0], req); err != nil {
+		if r.out, err = e.AppendEvaluateInPlace(r.out[:0], in); err != nil {
 			return r.fail(err)
 		}
 	case OpValidate:
-		var err error
 		if r.out, err = e.AppendValidateInPlace(r.out[:0], in); err != nil {
 			return r.fail(err)
 		}
