@@ -6,7 +6,7 @@ import "github.com/ctxgate/ctxgate/gate/jsonx"
 // from the answer walk's offsets without making the strings a Validation
 // holds. For a large answer those are most of check's cost, and under TinyGo
 // a copy of every uncited sentence (megabytes, in blocks) is memory the
-// collector has to find room for and mark. Validate and AppendValidate use it.
+// collector has to find room for and mark. Validate and AppendValidateInPlace use it.
 func (e *Engine) appendCheck(dst []byte, a *Answer) []byte {
 	line := e.policy.Messages.RefusalLine
 	soft := isSoftRefusal(a.Answer, line)
