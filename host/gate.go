@@ -66,12 +66,13 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 		// caps the kernel's memory (input, output) and the guest's alike.
 		Memory: &extism.ManifestMemory{MaxPages: o.MaxPages},
 	}
+	checks := o.checks()
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
 		// Without this a guest in an endless loop ignores its deadline
 		// (Options.Interrupt for its cost).
-		WithCloseOnContextDone(o.checks())
-	g := &Gate{timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name, noInterrupt: !o.checks()}
+		WithCloseOnContextDone(checks)
+	g := &Gate{timeout: o.Timeout, maxInput: o.MaxInputBytes, module: name, noInterrupt: !checks}
 	if o.ABI != ABIExtism {
 		raw, ok, err := compileRaw(ctx, wasm, rc, config, o.MaxPages)
 		if err != nil {
