@@ -11,7 +11,7 @@ import (
 // BenchmarkCoreDL19 is the native core (gate.Engine.Evaluate, default policy)
 // on the perf suite's DL19 workloads, cycling through one request per query:
 // the figure the Wasm builds are compared against, for pprof and benchstat.
-// Passages are MS MARCO's ~350 bytes; chunks join four (~1.2 KB each).
+// Passages are MS MARCO's ~350 bytes; chunks join four (~1.5 KB each).
 func BenchmarkCoreDL19(b *testing.B) {
 	d, err := LoadDL19(filepath.Join("..", "..", "shared", "data"))
 	if errors.Is(err, ErrNoData) {

@@ -111,7 +111,7 @@ func readRuns(path string) ([]run, error) {
 
 // Workload builds one request per query with n chunks, in the dense
 // retriever's order. perChunk > 1 joins that many passages into one chunk,
-// for chunk sizes like a RAG splitter's (~1.2 KB) rather than MS MARCO's
+// for chunk sizes like a RAG splitter's (~1.5 KB) rather than MS MARCO's
 // ~350-byte passages: chunk i holds passages i, i+n, i+2n, ... (wrapping
 // around the query's 100 hits when n*perChunk is more) and passage i's
 // scores.
