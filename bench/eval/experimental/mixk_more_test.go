@@ -35,6 +35,12 @@ var moreNames = []string{
 	"q_terms",     // distinct query terms (eval.QueryTerms)
 	"q_tokens",    // query tokens, stop words included
 	"q_sqrt_terms",
+	"q_both5",     // share of the request's 5 best by vector that BM25 found too (k-independent from k = 5)
+	"q_overlap5",  // |5 best by vector ∩ 5 best by BM25| / 5
+	"q_gap5",      // top vector - 5th best vector
+	"q_terms_c",   // min(distinct query terms, 6)
+	"q_distinct",  // distinct query tokens, stop words included
+	"q_bm25_dtok", // the request's top BM25 / distinct query tokens
 	// interactions with version 3 (lam80 = v - 0.8*top, missing v = top - 0.05)
 	"both_gap",    // both * (top - v)
 	"gap2",        // (top - v)^2
@@ -52,8 +58,10 @@ var moreNames = []string{
 	"best_sent", // best-sentence coverage
 	"win10",     // best 10-token window coverage
 	"win20",
-	"cov_gap",   // the request's best coverage - this chunk's
-	"bm25_term", // bm25 / distinct query terms, 0 when missing
+	"cov_gap",    // the request's best coverage - this chunk's
+	"bm25_term",  // bm25 / distinct query terms, 0 when missing
+	"cov_x_both", // coverage * both: the text confirms the BM25 hit
+	"top5_bm25",  // 1 when among the request's 5 best by BM25
 }
 
 func moreRows(it eval.Item) [][]float64 {
@@ -101,6 +109,16 @@ func moreRows(it eval.Item) [][]float64 {
 	}
 	qPrior := []float64{float64(nBoth) / float64(max(1, len(cs))), spread5, spreadMd, topB / nt, topB,
 		float64(len(terms)), float64(len(eval.Tokens(q))), math.Sqrt(float64(len(terms)))}
+	qPrior = append(qPrior, top5Priors(cs, top, vs)...)
+	dt := map[string]bool{}
+	for _, w := range eval.Tokens(q) {
+		dt[w] = true
+	}
+	qPrior = append(qPrior, math.Min(float64(len(terms)), 6), float64(len(dt)), topB/math.Max(1, float64(len(dt))))
+	inTop5B := map[int]bool{}
+	for _, i := range topIdx(cs, func(c eval.Chunk) (float64, bool) { return c.BM25, c.HasBM25 }, 5) {
+		inTop5B[i] = true
+	}
 	var rows [][]float64
 	for i, c := range cs {
 		v := top - 0.05
@@ -123,10 +141,55 @@ func moreRows(it eval.Item) [][]float64 {
 		r = append(r, both*gap, gap*gap, math.Max(0, gap-0.02), math.Max(0, gap-0.05), math.Max(0, gap-0.10),
 			lam*float64(len(terms)), lam*sn, v*float64(len(terms)), gap/math.Max(spread5, 0.01),
 			covs[i], sn, sig(0.3946+4.5741*covs[i]-0.1881*sn), bs, WindowCoverage(q, c.Text, 10),
-			WindowCoverage(q, c.Text, 20), maxCov-covs[i], bt)
+			WindowCoverage(q, c.Text, 20), maxCov-covs[i], bt, covs[i]*both, b2f(inTop5B[i]))
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// top5Priors are q_both5, q_overlap5 and q_gap5: query-level agreement and
+// spread read from the request's five best chunks only, so their meaning
+// does not move with k (for k >= 5).
+func top5Priors(cs []eval.Chunk, top float64, vsDesc []float64) []float64 {
+	byV := topIdx(cs, func(c eval.Chunk) (float64, bool) { return c.Vector, c.HasVector }, 5)
+	byB := topIdx(cs, func(c eval.Chunk) (float64, bool) { return c.BM25, c.HasBM25 }, 5)
+	both, over := 0, 0
+	inB := map[int]bool{}
+	for _, i := range byB {
+		inB[i] = true
+	}
+	for _, i := range byV {
+		if cs[i].HasBM25 {
+			both++
+		}
+		if inB[i] {
+			over++
+		}
+	}
+	gap5 := 0.0
+	if len(vsDesc) > 0 {
+		gap5 = top - vsDesc[min(4, len(vsDesc)-1)]
+	}
+	return []float64{float64(both) / float64(max(1, len(byV))), float64(over) / 5, gap5}
+}
+
+// topIdx are the indices of the n best chunks by a score, ties by position.
+func topIdx(cs []eval.Chunk, score func(eval.Chunk) (float64, bool), n int) []int {
+	var idx []int
+	for i, c := range cs {
+		if _, ok := score(c); ok {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, _ := score(cs[idx[a]])
+		y, _ := score(cs[idx[b]])
+		return x > y
+	})
+	if len(idx) > n {
+		idx = idx[:n]
+	}
+	return idx
 }
 
 func buildMoreTable(d *eval.DL19) *mixTable {
@@ -251,23 +314,38 @@ func TestMixedKMore(t *testing.T) {
 		oof := sub.oofMix()
 		cv := sub.cvFrom(oof, "")
 		jmin, jmax := math.Inf(1), math.Inf(-1)
+		var per []string
 		for _, q := range qs {
 			dq := mean(sub.cvFrom(oof, q)) - mean(base.cvFrom(baseOOF, q))
 			jmin, jmax = math.Min(jmin, dq), math.Max(jmax, dq)
+			per = append(per, q+":"+strings.TrimPrefix(f4(dq-(mean(cv)-mean(baseCV))), "0"))
 		}
-		line := ""
+		// the weights come from the tune half alone; the held-out AUROC is
+		// computed only when asked for
+		m, _, _ := sub.fit()
+		w, b := m.Raw()
+		line := "| w " + f4s(w) + " b " + f4(b)
 		if held {
-			m, _, _ := sub.fit()
 			var h []float64
 			for _, k := range mixKs {
 				h = append(h, sub.aucAt(m.Score, k, false))
 			}
-			w, b := m.Raw()
-			line = "| held " + f4(h[0]) + " " + f4(h[1]) + " " + f4(h[2]) + " | w " + f4s(w) + " b " + f4(b)
+			line = "| held " + f4(h[0]) + " " + f4(h[1]) + " " + f4(h[2]) + " " + line
 		}
 		t.Logf("%-36s %.4f %.4f %.4f %.4f %+.4f %+.4f/%+.4f %s", strings.Join(c, "+"), cv[0], cv[1], cv[2],
 			mean(cv), mean(cv)-mean(baseCV), jmin, jmax, line)
+		if os.Getenv("CTXGATE_EVAL_JACK") != "" {
+			// how much the gain moves when each query is left out
+			t.Logf("  jackknife shift per left-out query: %s", strings.Join(per, " "))
+		}
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func f4s(w []float64) string {
@@ -288,6 +366,9 @@ func moreCands() [][]string {
 		"q_terms", "q_tokens", "q_sqrt_terms"} {
 		add(f)
 	}
+	for _, f := range []string{"q_both5", "q_overlap5", "q_gap5", "q_terms_c", "q_distinct", "q_bm25_dtok"} {
+		add(f)
+	}
 	add("q_both_frac", "q_spread5")
 	add("q_both_frac", "q_bm25_term")
 	add("q_spread5", "q_terms")
@@ -303,6 +384,8 @@ func moreCands() [][]string {
 	for _, f := range []string{"cov", "sqrt_n", "ans_cov", "best_sent", "win10", "win20", "cov_gap", "bm25_term"} {
 		add(f)
 	}
+	add("cov_x_both")
+	add("top5_bm25")
 	add("cov", "sqrt_n")
 	add("best_sent", "sqrt_n")
 	add("win10", "sqrt_n")
