@@ -81,6 +81,52 @@ type requestMemory struct {
 	// The decoder itself: TinyGo's escape analysis puts a local one on the
 	// heap (its methods take its address), once per request.
 	dec directDecoder
+
+	// The chunk texts of the last owned decode whose JSON in the request is
+	// exactly what the prompt's sources block writes for them (str's asIs),
+	// by the decoded text's address and length, so that Evaluate's encoder
+	// copies them instead of escaping them again (encode_sources.go).
+	asIs    []asIsText
+	asIsTab []int32 // open addressing over asIs, by addrHash; -1 is empty
+}
+
+// asIsText is a decoded chunk text at address p, n bytes long, whose JSON
+// src[at:end] (without the quotes) is what appendEscapedJSON(text, false)
+// writes. An address, not a pointer: the text is in the engine's blocks,
+// and the table must not keep anything alive.
+type asIsText struct {
+	p          uintptr
+	n, at, end int
+}
+
+// addrHash spreads an address over a table's low bits.
+func addrHash(p uintptr) uint32 {
+	h := uint32(p) * 0x9E3779B1
+	return h ^ h>>15
+}
+
+// indexAsIs builds asIsTab for asIs (after a successful owned decode).
+func (m *requestMemory) indexAsIs() {
+	size := 16
+	for size < 2*len(m.asIs) {
+		size *= 2
+	}
+	if cap(m.asIsTab) < size {
+		m.asIsTab = make([]int32, size)
+	}
+	t := m.asIsTab[:size]
+	for i := range t {
+		t[i] = -1
+	}
+	mask := uint32(size - 1)
+	for i := range m.asIs {
+		h := addrHash(m.asIs[i].p) & mask
+		for t[h] >= 0 {
+			h = (h + 1) & mask
+		}
+		t[h] = int32(i)
+	}
+	m.asIsTab = t
 }
 
 // retainBytes is the memory an engine keeps for its Request without
@@ -125,6 +171,8 @@ type directDecoder struct {
 	total     int  // chunk text bytes so far
 	dims      int  // the embedding length all embeddings must share; 0 until one is seen
 	k         int  // chunks decoded so far, over every list (index of the next block)
+	sq        int  // the opening quote of the last string str read
+	asIs      bool // that string's JSON is what the sources block writes for it (str)
 }
 
 // decodeDirect decodes data into m (owned: the engine's memory, reused) or
@@ -146,6 +194,7 @@ func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *
 	if owned {
 		m.release(len(data))
 		m.floats = m.floats[:0]
+		m.asIs = m.asIs[:0]
 		m.req = Request{}
 		req = &m.req
 	} else {
@@ -155,6 +204,11 @@ func decodeDirect(data []byte, lim *Limits, m *requestMemory, owned bool) (req *
 	d.src = nil // not kept past the call (the input is the caller's)
 	if owned {
 		m.measure()
+		if ok {
+			m.indexAsIs()
+		} else {
+			m.asIs = m.asIs[:0]
+		}
 	}
 	if !ok {
 		return nil, false
@@ -480,6 +534,20 @@ var plainByte = func() (t [256]bool) {
 // UTF-8 is checked (two-byte runes inline: the DL19 texts' are all two
 // bytes, in runs) and left in the run; a run is copied once, at a quote or
 // an escape, and a run of escapes ("\n\n") is read in one go.
+//
+// It also tells (d.asIs, with d.sq the opening quote) whether the string's
+// JSON as sent is exactly what the prompt's sources block writes for the
+// string (appendEscapedJSON, not one-line), so the encoder can copy a
+// chunk's text from the request instead of scanning it again
+// (encode_sources.go). That holds when the JSON has no '<', '>', '&' or
+// '[', no "\/", and no \u escape other than those the encoder writes itself
+// (\u00XX for a control byte without a short form, \u0026, \u003e, \u2028,
+// \u2029, in lower-case hex), and no raw U+2028 or U+2029: every other byte
+// and escape ('"' and '\\' escaped, \b \f \n \r \t, valid UTF-8) the encoder
+// writes as the request has it (TestDecodeDirectAsIs checks the rule
+// against the encoder). The fast test stops at those four bytes too, and
+// at '^', '|' and '~', which share a test with '\\', '<' and '>'; the
+// exact masks then tell them apart.
 func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 	s, i := d.src, d.pos
 	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
@@ -488,8 +556,10 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 	if i >= len(s) || s[i] != '"' {
 		return dst, false
 	}
+	d.sq = i
 	i++
-	run := i // the start of the bytes not yet copied
+	run := i        // the start of the bytes not yet copied
+	var diff uint64 // nonzero once the JSON differs from what the encoder writes
 	for {
 		for i+16 <= len(s) {
 			b := s[i : i+16]
@@ -498,30 +568,46 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 			z := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
 				uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
 			// The classic has-less-than / has-zero tests (top bit set for a
-			// byte < 0x20, '"' or '\\', or >= 0x80): no false negatives,
-			// and a false positive only above a true one.
-			qx, bx := x^'"'*ones8, x^'\\'*ones8
-			qz, bz := z^'"'*ones8, z^'\\'*ones8
-			if ((x-0x20*ones8)&^x|(qx-ones8)&^qx|(bx-ones8)&^bx|x|
-				(z-0x20*ones8)&^z|(qz-ones8)&^qz|(bz-ones8)&^bz|z)&high8 == 0 {
+			// byte < 0x20, '"' or '&', '\\' '<' '>' '^' '|' '~' (and 0x1c,
+			// 0x1e), '[', or >= 0x80): no false negatives, and a false
+			// positive only above a true one.
+			qx, bx, lx := (x|0x04*ones8)^0x26*ones8, (x|0x62*ones8)^0x7e*ones8, x^'['*ones8
+			qz, bz, lz := (z|0x04*ones8)^0x26*ones8, (z|0x62*ones8)^0x7e*ones8, z^'['*ones8
+			if ((x-0x20*ones8)&^x|(qx-ones8)&^qx|(bx-ones8)&^bx|(lx-ones8)&^lx|x|
+				(z-0x20*ones8)&^z|(qz-ones8)&^qz|(bz-ones8)&^bz|(lz-ones8)&^lz|z)&high8 == 0 {
 				i += 16
 				continue
 			}
-			// The exact test, on the low seven bits y of each byte (no
+			// The exact tests, on the low seven bits y of each byte (no
 			// borrow or carry crosses a byte): y+0x60 has its top bit set
-			// iff y >= 0x20, (y^'"')+0x7f iff y != '"', (y^'\\')+0x7f iff
-			// y != '\\'; a byte >= 0x80 is flagged by its own top bit.
+			// iff y >= 0x20, (y^'"')+0x7f iff y != '"', and so on; a byte
+			// >= 0x80 is a stop by its own top bit and never a mark. m
+			// marks the stops, k the bytes the encoder writes otherwise;
+			// only the k before the first stop are in this string for sure.
 			y := x &^ high8
 			m := (x | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
-			if m == 0 {
-				i += 8
-				y = z &^ high8
-				m = (z | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
+			k := ^(((y | 0x02*ones8) ^ 0x3e*ones8 + 0x7f*ones8) & ((y ^ '&'*ones8) + 0x7f*ones8) & ((y ^ '['*ones8) + 0x7f*ones8)) &^ x & high8
+			if m != 0 {
+				diff |= k & ((m & -m) - 1)
+				i += bits.TrailingZeros64(m) >> 3
+				goto stop
 			}
-			i += bits.TrailingZeros64(m) >> 3
-			goto stop
+			diff |= k
+			y = z &^ high8
+			m = (z | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
+			k = ^(((y | 0x02*ones8) ^ 0x3e*ones8 + 0x7f*ones8) & ((y ^ '&'*ones8) + 0x7f*ones8) & ((y ^ '['*ones8) + 0x7f*ones8)) &^ z & high8
+			if m != 0 {
+				diff |= k & ((m & -m) - 1)
+				i += 8 + bits.TrailingZeros64(m)>>3
+				goto stop
+			}
+			diff |= k
+			i += 16
 		}
 		for i < len(s) && plainByte[s[i]] {
+			if c := s[i]; c == '<' || c == '>' || c == '&' || c == '[' {
+				diff = 1
+			}
 			i++
 		}
 	stop:
@@ -537,6 +623,9 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 					r, size := utf8.DecodeRune(s[i:])
 					if r == utf8.RuneError && size <= 1 {
 						return dst, false
+					}
+					if r == '\u2028' || r == '\u2029' {
+						diff = 1 // escaped by the encoder
 					}
 					i += size
 				}
@@ -563,7 +652,9 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 			e := s[i+1]
 			i += 2
 			switch e {
-			case '"', '\\', '/':
+			case '"', '\\':
+			case '/':
+				diff = 1 // written back as '/'
 			case 'b':
 				e = '\b'
 			case 'f':
@@ -580,6 +671,12 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 					return dst, false
 				}
 				i += 4
+				// The \u escapes the encoder writes (see above), each in
+				// one spelling: its last two hex digits in lower case.
+				if !(r < 0x20 && (r < '\b' || r == 0x0b || r > '\r') || r == '&' || r == '>' || r == 0x2028 || r == 0x2029) ||
+					s[i-2] != lowerHex[r>>4&15] || s[i-1] != lowerHex[r&15] {
+					diff = 1
+				}
 				if r >= 0xD800 && r <= 0xDBFF {
 					if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
 						return dst, false
@@ -613,6 +710,7 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 		run = i
 		if c == '"' {
 			d.pos = i + 1
+			d.asIs = diff == 0
 			return dst, true
 		}
 		if c < 0x20 {
@@ -620,6 +718,9 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 		}
 	}
 }
+
+// lowerHex are the hex digits the JSON encoders write.
+const lowerHex = "0123456789abcdef"
 
 // growBytes returns dst with room for n more bytes: a new array (dst's
 // stays as it was, for the strings that view it), doubled like append's.
@@ -1156,6 +1257,7 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	d.k++
 	// Where each string lies in b: id, doc_id, title, text, updated_at.
 	var at [5][2]int
+	rawAt, rawEnd := 0, 0 // the text's JSON in src, when it is as the encoder writes it
 	hasID := false
 	seen := 0
 	if !d.next('}') {
@@ -1240,6 +1342,9 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 					if n > d.lim.MaxChunkBytes || d.total > d.lim.MaxTotalBytes {
 						return false
 					}
+					if d.owned && d.asIs {
+						rawAt, rawEnd = d.sq+1, d.pos-1
+					}
 				case 4:
 					sec, msg := parseRFC3339(bytesView(b[start:]))
 					if msg != "" {
@@ -1290,6 +1395,9 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	c.Title = all[at[2][0]:at[2][1]]
 	c.Text = all[at[3][0]:at[3][1]]
 	c.UpdatedAt = all[at[4][0]:at[4][1]]
+	if rawEnd > rawAt {
+		d.m.asIs = append(d.m.asIs, asIsText{p: uintptr(unsafe.Pointer(unsafe.StringData(c.Text))), n: len(c.Text), at: rawAt, end: rawEnd})
+	}
 	return true
 }
 

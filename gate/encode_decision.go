@@ -42,7 +42,7 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 		dst = jsonx.AppendKeyString(dst, `],"prompt":{"instructions":`, p.Instructions)
 		if later.stands(p) {
 			dst = append(dst, `,"sources":`...)
-			dst = appendSourcesJSON(dst, later.chunks, later.warning)
+			dst = appendSources(dst, later.chunks, later.warning, later)
 		} else {
 			dst = jsonx.AppendKeyString(dst, `,"sources":`, p.Sources)
 		}

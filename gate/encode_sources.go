@@ -2,6 +2,7 @@ package gate
 
 import (
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
@@ -17,6 +18,12 @@ import (
 // appendSourcesJSON appends the <sources> block for chunks (kept chunks in
 // tag order, S1 first) as a JSON string, quotes included.
 func appendSourcesJSON(dst []byte, chunks []*Chunk, untrustedWarning string) []byte {
+	return appendSources(dst, chunks, untrustedWarning, nil)
+}
+
+// appendSources is appendSourcesJSON, copying a trusted chunk's text from
+// the request when l holds the decode that read it as-is (asIsJSON).
+func appendSources(dst []byte, chunks []*Chunk, untrustedWarning string, l *sourcesLater) []byte {
 	dst = append(dst, `"\u003csources\u003e\n`...)
 	for t, c := range chunks {
 		if t > 0 {
@@ -42,7 +49,11 @@ func appendSourcesJSON(dst []byte, chunks []*Chunk, untrustedWarning string) []b
 			dst = appendEscapedJSON(dst, c.Text, false)
 			dst = append(dst, `\n\u003c/untrusted\u003e\n`...)
 		} else {
-			dst = appendEscapedJSON(dst, c.Text, false)
+			if raw := l.asIsJSON(c.Text); raw != nil {
+				dst = append(dst, raw...)
+			} else {
+				dst = appendEscapedJSON(dst, c.Text, false)
+			}
 			dst = append(dst, `\n`...)
 		}
 	}
@@ -129,6 +140,43 @@ type sourcesLater struct {
 	chunks  []*Chunk // kept chunks in tag order (reused between calls)
 	warning string
 	size    int // bytes of the chunks' fields, for the size hint
+
+	// The request's JSON and the engine memory a direct decode read it
+	// into, set only by Engine.appendDecided between that decode and this
+	// encode (no other code runs between them, so the Request is as
+	// decoded), and cleared once the decision is written.
+	src []byte
+	mem *requestMemory
+}
+
+// asIsJSON returns text's JSON as the request holds it when the decoder
+// found that it is exactly what appendEscapedJSON(text, false) writes, else
+// nil. The text is known by its address and length: only the very string
+// the decode made, in the engine's blocks, unchanged until its next decode,
+// qualifies; a string built or changed since has another address.
+func (l *sourcesLater) asIsJSON(text string) []byte {
+	if l == nil || l.mem == nil || len(text) == 0 {
+		return nil
+	}
+	m := l.mem
+	t := m.asIsTab
+	if len(m.asIs) == 0 || len(t) == 0 {
+		return nil
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	mask := uint32(len(t) - 1)
+	for h := addrHash(p) & mask; ; h = (h + 1) & mask {
+		j := int(t[h])
+		if j < 0 || j >= len(m.asIs) {
+			return nil
+		}
+		if a := &m.asIs[j]; a.p == p && a.n == len(text) {
+			if a.at < 0 || a.at > a.end || a.end > len(l.src) {
+				return nil
+			}
+			return l.src[a.at:a.end]
+		}
+	}
 }
 
 // hold records order's chunks for the encoder and returns the prompt
@@ -163,5 +211,6 @@ func (l *sourcesLater) appendDecision(dst []byte, d *Decision) []byte {
 	dst = appendDecision(dst, d, l)
 	clear(l.chunks)
 	l.chunks, l.prompt = l.chunks[:0], nil
+	l.src, l.mem = nil, nil
 	return dst
 }

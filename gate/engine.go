@@ -88,7 +88,7 @@ func (e *Engine) Evaluate(requestJSON []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.appendDecided(nil, req)
+	return e.appendDecided(nil, req, requestJSON)
 }
 
 // AppendEvaluateInPlace is Evaluate for a caller that owns requestJSON and
@@ -101,19 +101,26 @@ func (e *Engine) AppendEvaluateInPlace(dst, requestJSON []byte) ([]byte, error) 
 	if err != nil {
 		return dst, err
 	}
-	return e.appendDecided(dst, req)
+	return e.appendDecided(dst, req, requestJSON)
 }
 
-// appendDecided appends req's decision JSON (a decoded request: its limits
-// were checked by the decoder), writing the prompt's sources block from the
-// chunks straight into dst rather than building it as a string first
-// (encode_sources.go); Decide's prompt keeps the string.
-func (e *Engine) appendDecided(dst []byte, req *Request) ([]byte, error) {
+// appendDecided appends req's decision JSON (req decoded from data just
+// now: its limits were checked by the decoder), writing the prompt's sources
+// block from the chunks straight into dst rather than building it as a
+// string first (encode_sources.go); Decide's prompt keeps the string. When
+// the direct decoder read req into the engine's memory (the tree decoder's
+// Request is its own), the texts it found as the encoder would write them
+// are copied from data: nothing but decide runs between that decode and
+// this encode, and decide changes neither the texts nor data.
+func (e *Engine) appendDecided(dst []byte, req *Request, data []byte) ([]byte, error) {
 	e.later.on = true
 	d, err := e.decide(req)
 	e.later.on = false
 	if err != nil {
 		return dst, err
+	}
+	if req == &e.reqMem.req {
+		e.later.src, e.later.mem = data, &e.reqMem
 	}
 	return e.later.appendDecision(dst, d), nil
 }
