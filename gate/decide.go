@@ -166,9 +166,10 @@ func (e *Engine) analyseQuery(query string) {
 // scanFilter is what scanBlocks tests a chunk's ASCII words against: a
 // word is looked up only if it passes both. tail is a two-bit bloom of the
 // live terms' tailKeys (tailBits). last1 and last2 are the live terms' last
-// bytes, each repeated in all eight bytes (0 for none), or all is msb when
-// they have more than two distinct last bytes: then every word ending is a
-// candidate. Whether a block's word endings are candidates is one SWAR
+// bytes without their top bit (scanBlocks compares bytes below 0x80), each
+// repeated in all eight bytes (0 for none: no word ends with a 0), or all
+// is msb when they have more than two distinct last bytes: then every word
+// ending is a candidate. Whether a block's word endings are candidates is one SWAR
 // comparison per last byte, so the per-word test runs only at words that
 // end like a live term (a few in ten), not at every word.
 type scanFilter struct {
@@ -194,7 +195,7 @@ func (q *queryInfo) filter(stamp int) scanFilter {
 			f.all = msb
 		}
 	}
-	f.last1, f.last2 = uint64(l1)*lsb, uint64(l2)*lsb
+	f.last1, f.last2 = uint64(l1&0x7F)*lsb, uint64(l2&0x7F)*lsb
 	return f
 }
 

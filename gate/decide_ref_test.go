@@ -73,7 +73,7 @@ func checkScanText(t *testing.T, e *Engine, query, s string) termHits {
 }
 
 // scanText counts and finds exactly what tokenizing and looking up each
-// token did, for every query against every text at every block alignment,
+// token did, for every query against every text at every alignment in a sixteen-byte step,
 // and for each query's own words as a text (so that every term is found).
 func TestScanTextMatchesRef(t *testing.T) {
 	e, err := NewEngine(nil)
@@ -85,7 +85,7 @@ func TestScanTextMatchesRef(t *testing.T) {
 	var total termHits
 	for _, query := range scanQueries {
 		for _, s := range texts {
-			for k := 0; k <= 8; k++ {
+			for k := 0; k <= 16; k++ {
 				h := checkScanText(t, e, query, strings.Repeat(" ", k)+s)
 				total.kw001 += h.kw001
 				total.found002 += h.found002

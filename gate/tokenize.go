@@ -72,6 +72,9 @@ func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 	}
+	if r <= unicode.MaxLatin1 {
+		return latin1Fold[r] != 0
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 }
 
@@ -82,8 +85,27 @@ func foldRune(r rune) rune {
 		}
 		return r
 	}
+	if r <= unicode.MaxLatin1 && latin1Fold[r] != 0 {
+		return rune(latin1Fold[r])
+	}
 	return unicode.ToLower(r)
 }
+
+// latin1Fold is isWordRune and foldRune for U+0080..U+00FF: the rune
+// lower-cased when it is a word rune, else 0. Web text carries these
+// often (°, ·, é, and the mojibake of curly quotes: "â\u0080\u0099"),
+// and unicode.IsMark and unicode.ToLower have no Latin-1 fast path: a
+// table search per rune, which in the TinyGo module was a tenth of
+// scanning DL19 chunks. Every Latin-1 letter lower-cases within Latin-1
+// (TestLatin1Fold).
+var latin1Fold = func() (t [unicode.MaxLatin1 + 1]byte) {
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxLatin1; r++ {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+			t[r] = byte(unicode.ToLower(r))
+		}
+	}
+	return t
+}()
 
 // hashRune adds the UTF-8 bytes of r to the state (h, acc, sh).
 func hashRune(h, acc uint64, sh uint, r rune) (uint64, uint64, uint) {
@@ -530,14 +552,14 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 // stopped when that was the end.
 func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) (resume, stop, words2 int) {
 	i := from
-	var before, prev uint64
-	for {
-		var passed uint64
-		i, before, prev, passed, words = scanBlocks(s, i, prev, q.live, words)
-		if passed == 0 {
-			break
-		}
+	// Two calls of scanBlocks, not one in a loop: a function called once
+	// is inlined into its caller by the optimizers, and there its loop's
+	// values compete for registers with all of scanText's.
+	var before, prev, passed uint64
+	i, before, prev, passed, words = scanBlocks(s, i, prev, q.live, words)
+	for passed != 0 {
 		q.scanPassed(s, from, i-8, passed, before, prev, stamp, hits)
+		i, before, prev, passed, words = scanBlocks(s, i, prev, q.live, words)
 	}
 	stop = i
 	if i >= 0 && i+8 <= len(s) {
@@ -564,45 +586,85 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 // bytes and its word mask together. It returns after the first block with
 // a word that passed the filter (passed has bit 8k set for the word ending
 // k bytes into that block, the one before i), or where the blocks stop
-// (passed is 0). prev is the last block done, before the one before it. It
-// calls nothing, so that everything it keeps lives in registers.
+// (passed is 0). prev is the last block done, before the one before it.
+//
+// It is written for wazero's code from TinyGo at -opt=z, where the cost is
+// the instruction count: blocks go two at a time (one loop test, one
+// bounds check and one memory check per sixteen bytes), each range test
+// is two additions and an exclusive or ((c+0x80-lo) ^ (c+0x7F-hi) has the
+// top bit set exactly for lo <= c <= hi, with no carry out of a byte for
+// c < 0x80), and the last-byte comparison is of bytes with the top bit
+// clear (c + 0x7F carries into the top bit exactly when c != 0, and never
+// out of the byte). In DL19 chunks a fifth of the blocks have a candidate,
+// so tailPassed is a call of its own.
 func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, before, prev2, passed uint64, words2 int) {
-	for i+8 <= len(s) {
+	last1, last2, all := f.last1, f.last2, f.all
+	for i >= 0 && i+16 <= len(s) {
+		blk := s[i : i+16]
+		x1, x2 := load64(blk, 0), load64(blk, 8)
+		if (x1|x2)&msb != 0 {
+			break
+		}
+		y1, y2 := x1|0x20*lsb, x2|0x20*lsb
+		m1 := ((y1 + 0x1F*lsb) ^ (y1 + 0x05*lsb) | ((x1 + 0x50*lsb) ^ (x1 + 0x46*lsb))) & msb
+		m2 := ((y2 + 0x1F*lsb) ^ (y2 + 0x05*lsb) | ((x2 + 0x50*lsb) ^ (x2 + 0x46*lsb))) & msb
+		z1, z2 := y1|m1, y2|m2
+		ends1 := (m1<<8 | prev>>56&0x80) &^ m1
+		ends2 := (m2<<8 | m1>>56) &^ m2
+		v1 := (z1<<8 | prev>>56) & low7
+		v2 := (z2<<8 | z1>>56) & low7
+		c1 := ends1 & (^(((v1 ^ last1) + low7) & ((v1 ^ last2) + low7)) | all)
+		c2 := ends2 & (^(((v2 ^ last1) + low7) & ((v2 ^ last2) + low7)) | all)
+		if c1|c2 != 0 {
+			if p := tailPassed(c1, prev, z1, f.tail); p != 0 {
+				return i + 8, prev, z1, p, words + bits.OnesCount64(ends1)
+			}
+			if p := tailPassed(c2, z1, z2, f.tail); p != 0 {
+				return i + 16, z1, z2, p, words + bits.OnesCount64(ends1|ends2>>1)
+			}
+		}
+		words += bits.OnesCount64(ends1 | ends2>>1)
+		prev = z2
+		i += 16
+	}
+	for i >= 0 && i+8 <= len(s) {
 		x := load64(s, i)
 		if x&msb != 0 {
 			break
 		}
-		y := x | 0x20*lsb // letters lower-cased; digits keep their 0x20 bit
-		letters := ((y | msb) - 'a'*lsb) & (('z'*lsb | msb) - y) & msb
-		digits := ((x | msb) - '0'*lsb) & (('9'*lsb | msb) - x) & msb
-		m := letters | digits // 0x80 in each word byte
+		y := x | 0x20*lsb
+		m := ((y + 0x1F*lsb) ^ (y + 0x05*lsb) | ((x + 0x50*lsb) ^ (x + 0x46*lsb))) & msb
 		z := y | m
-		ends := (m<<8 | prev>>56&0x80) &^ m // separators right after a word
+		ends := (m<<8 | prev>>56&0x80) &^ m
 		words += bits.OnesCount64(ends)
-		// The byte before each separator, which is a word's last where
-		// ends has its bit: the candidates end like a live term.
-		v := z<<8 | prev>>56
-		t1, t2 := v^f.last1, v^f.last2
-		eq := ^((t1&low7 + low7 | t1) & (t2&low7 + low7 | t2)) & msb // bytes equal to either
-		passed = 0
-		for e := ends & (eq | f.all); e != 0; e &= e - 1 {
-			k := uint(bits.TrailingZeros64(e)) & 56 // the word ends at i+k/8
-			// The eight bytes ending there: the word is the top ones, up
-			// to the last byte without the word bit.
-			w := prev>>k | z<<((56-k)&56)<<8
-			key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
-			p := key * hashMul
-			if b := uint64(1)<<(p>>58) | uint64(1)<<(p>>52&63); f.tail&b == b {
-				passed |= 1 << k
+		v := (z<<8 | prev>>56) & low7
+		if c := ends & (^(((v ^ last1) + low7) & ((v ^ last2) + low7)) | all); c != 0 {
+			if p := tailPassed(c, prev, z, f.tail); p != 0 {
+				return i + 8, prev, z, p, words
 			}
 		}
-		i += 8
-		if passed != 0 {
-			return i, prev, z, passed, words
-		}
 		prev = z
+		i += 8
 	}
 	return i, 0, prev, 0, words
+}
+
+// tailPassed returns the candidates of c (bit 8k+7: a word ends k bytes
+// into block z, after block prev) whose tail keys pass the filter tail, at
+// bit 8k. Each is seen through the eight bytes before its end.
+func tailPassed(c, prev, z, tail uint64) (passed uint64) {
+	for ; c != 0; c &= c - 1 {
+		k := uint(bits.TrailingZeros64(c)) & 56 // the word ends at i+k/8
+		// The eight bytes ending there: the word is the top ones, up
+		// to the last byte without the word bit.
+		w := prev>>k | z<<((56-k)&56)<<8
+		key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
+		p := key * hashMul
+		if b := uint64(1)<<(p>>58) | uint64(1)<<(p>>52&63); tail&b == b {
+			passed |= 1 << k
+		}
+	}
+	return passed
 }
 
 func isASCIIWordByte(c byte) bool { return c < utf8.RuneSelf && wordByte[c] != 0 }

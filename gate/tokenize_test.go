@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -192,6 +193,22 @@ func TestHashBlocks(t *testing.T) {
 			toks, _ := tokenize("x "+strings.ToUpper(w)+", y", nil, nil, nil)
 			if len(toks) != 3 || toks[1].hash != h {
 				t.Fatalf("%q: tokens %+v, want its hash %x in the middle", w, toks, h)
+			}
+		}
+	}
+}
+
+// TestLatin1Fold: the Latin-1 table gives what the unicode package does, so
+// isWordRune and foldRune are unchanged by it.
+func TestLatin1Fold(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxLatin1; r++ {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		if got := isWordRune(r); got != word {
+			t.Fatalf("isWordRune(%U) = %v, unicode says %v", r, got, word)
+		}
+		if word {
+			if got, want := foldRune(r), unicode.ToLower(r); got != want {
+				t.Fatalf("foldRune(%U) = %U, unicode.ToLower gives %U", r, got, want)
 			}
 		}
 	}
