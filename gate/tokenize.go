@@ -570,14 +570,25 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 		stop = i + 8 - bits.LeadingZeros64(load64(s, i)&msb)>>3
 	}
 	if prev>>63 != 0 {
-		// A word is open: back to its start.
-		start := i
+		// A word is open: back to its start, which the last block's word
+		// bits give unless the word fills it.
+		return wordStart(s, from, i, prev), stop, words
+	}
+	return i, stop, words
+}
+
+// wordStart is the start of the ASCII word ending at end, no sooner than
+// from; w holds the eight bytes before end as scanBlocks keeps them (the
+// top bit set in each word byte, none before from), so only a word of
+// eight bytes or more is walked back byte by byte.
+func wordStart(s string, from, end int, w uint64) int {
+	start := end - bits.LeadingZeros64(^w&msb)>>3
+	if start == end-8 {
 		for start > from && isASCIIWordByte(s[start-1]) {
 			start--
 		}
-		return start, stop, words
 	}
-	return i, stop, words
+	return start
 }
 
 // scanBlocks is scanASCII's loop over blocks. A block is kept as z: its
@@ -595,8 +606,7 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 // top bit set exactly for lo <= c <= hi, with no carry out of a byte for
 // c < 0x80), and the last-byte comparison is of bytes with the top bit
 // clear (c + 0x7F carries into the top bit exactly when c != 0, and never
-// out of the byte). In DL19 chunks a fifth of the blocks have a candidate,
-// so tailPassed is a call of its own.
+// out of the byte).
 func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, before, prev2, passed uint64, words2 int) {
 	last1, last2, all := f.last1, f.last2, f.all
 	for i >= 0 && i+16 <= len(s) {
@@ -616,10 +626,31 @@ func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, 
 		c1 := ends1 & (^(((v1 ^ last1) + low7) & ((v1 ^ last2) + low7)) | all)
 		c2 := ends2 & (^(((v2 ^ last1) + low7) & ((v2 ^ last2) + low7)) | all)
 		if c1|c2 != 0 {
-			if p := tailPassed(c1, prev, z1, f.tail); p != 0 {
+			// tailPassed written out for each block: as a call, it was
+			// a sixth of the scan in the module.
+			var p uint64
+			for c := c1; c != 0; c &= c - 1 {
+				k := uint(bits.TrailingZeros64(c)) & 56
+				w := prev>>k | z1<<((56-k)&56)<<8
+				key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
+				h := key * hashMul
+				if b := uint64(1)<<(h>>58) | uint64(1)<<(h>>52&63); f.tail&b == b {
+					p |= 1 << k
+				}
+			}
+			if p != 0 {
 				return i + 8, prev, z1, p, words + bits.OnesCount64(ends1)
 			}
-			if p := tailPassed(c2, z1, z2, f.tail); p != 0 {
+			for c := c2; c != 0; c &= c - 1 {
+				k := uint(bits.TrailingZeros64(c)) & 56
+				w := z1>>k | z2<<((56-k)&56)<<8
+				key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
+				h := key * hashMul
+				if b := uint64(1)<<(h>>58) | uint64(1)<<(h>>52&63); f.tail&b == b {
+					p |= 1 << k
+				}
+			}
+			if p != 0 {
 				return i + 16, z1, z2, p, words + bits.OnesCount64(ends1|ends2>>1)
 			}
 		}
@@ -677,12 +708,8 @@ func (q *queryInfo) scanPassed(s string, from, i int, passed, prev, z uint64, st
 	for ; passed != 0; passed &= passed - 1 {
 		k := uint(bits.TrailingZeros64(passed)) & 56
 		end := i + int(k>>3)
-		start := end
-		for start > from && isASCIIWordByte(s[start-1]) {
-			start--
-		}
-		w := (prev>>k | z<<((56-k)&56)<<8) &^ msb
-		q.test(hashWord(s, start, end, w), stamp, hits)
+		w := prev>>k | z<<((56-k)&56)<<8
+		q.test(hashWord(s, wordStart(s, from, end, w), end, w&^msb), stamp, hits)
 	}
 }
 
