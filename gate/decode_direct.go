@@ -537,17 +537,20 @@ var plainByte = func() (t [256]bool) {
 //
 // It also tells (d.asIs, with d.sq the opening quote) whether the string's
 // JSON as sent is exactly what the prompt's sources block writes for the
-// string (appendEscapedJSON, not one-line), so the encoder can copy a
-// chunk's text from the request instead of scanning it again
-// (encode_sources.go). That holds when the JSON has no '<', '>', '&' or
-// '[', no "\/", and no \u escape other than those the encoder writes itself
-// (\u00XX for a control byte without a short form, \u0026, \u003e, \u2028,
-// \u2029, in lower-case hex), and no raw U+2028 or U+2029: every other byte
-// and escape ('"' and '\\' escaped, \b \f \n \r \t, valid UTF-8) the encoder
-// writes as the request has it (TestDecodeDirectAsIs checks the rule
-// against the encoder). The fast test stops at those four bytes too, and
-// at '^', '|' and '~', which share a test with '\\', '<' and '>'; the
-// exact masks then tell them apart.
+// string (appendEscapedJSON, not one line), so the encoder can copy a
+// chunk's text from the request instead of escaping it again
+// (encode_sources.go, asIsJSON). That holds when the JSON has no '<', '>',
+// '&' or '[', no "\/", no raw U+2028 or U+2029, and no \u escape other
+// than those the encoder writes itself (\u00XX for a control byte without a
+// short form, \u0026, \u003e, \u2028, \u2029, in lower-case hex): every
+// other byte and escape ('"' and '\\' escaped, \b \f \n \r \t, valid
+// UTF-8) the encoder writes as the request has it (asIsRef and
+// TestDecodeDirectAsIs hold the rule against the encoder). The sixteen-byte
+// step stops at those four bytes too (and at '^', '|' and '~', which share
+// a test with '\\', '<' and '>'), and the exact masks tell them apart. In
+// the module that costs the decoder less than a second scan of the kept
+// texts costs the encoder, unless a prompt keeps under a fifth of the
+// chunks (docs/performance.md).
 func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 	s, i := d.src, d.pos
 	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
@@ -569,12 +572,13 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 				uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
 			// The classic has-less-than / has-zero tests (top bit set for a
 			// byte < 0x20, '"' or '&', '\\' '<' '>' '^' '|' '~' (and 0x1c,
-			// 0x1e), '[', or >= 0x80): no false negatives, and a false
-			// positive only above a true one.
-			qx, bx, lx := (x|0x04*ones8)^0x26*ones8, (x|0x62*ones8)^0x7e*ones8, x^'['*ones8
-			qz, bz, lz := (z|0x04*ones8)^0x26*ones8, (z|0x62*ones8)^0x7e*ones8, z^'['*ones8
-			if ((x-0x20*ones8)&^x|(qx-ones8)&^qx|(bx-ones8)&^bx|(lx-ones8)&^lx|x|
-				(z-0x20*ones8)&^z|(qz-ones8)&^qz|(bz-ones8)&^bz|(lz-ones8)&^lz|z)&high8 == 0 {
+			// 0x1e), '[', or >= 0x80), without their usual "&^ x" (two wasm
+			// instructions each): that only clears bytes >= 0x80, which
+			// are stops anyway (the "| x"). No false negatives; a borrow
+			// starts only at a byte a test is true for, so a false
+			// positive is only ever above a true one.
+			if ((x-0x20*ones8)|((x|0x04*ones8)^0x26*ones8-ones8)|((x|0x62*ones8)^0x7e*ones8-ones8)|(x^'['*ones8-ones8)|x|
+				(z-0x20*ones8)|((z|0x04*ones8)^0x26*ones8-ones8)|((z|0x62*ones8)^0x7e*ones8-ones8)|(z^'['*ones8-ones8)|z)&high8 == 0 {
 				i += 16
 				continue
 			}
@@ -1396,7 +1400,14 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	c.Text = all[at[3][0]:at[3][1]]
 	c.UpdatedAt = all[at[4][0]:at[4][1]]
 	if rawEnd > rawAt {
-		d.m.asIs = append(d.m.asIs, asIsText{p: uintptr(unsafe.Pointer(unsafe.StringData(c.Text))), n: len(c.Text), at: rawAt, end: rawEnd})
+		// Not append's runtime call when there is room (TinyGo, -opt=z).
+		n := len(d.m.asIs)
+		if n < cap(d.m.asIs) {
+			d.m.asIs = d.m.asIs[:n+1]
+		} else {
+			d.m.asIs = append(d.m.asIs, asIsText{})
+		}
+		d.m.asIs[n] = asIsText{p: uintptr(unsafe.Pointer(unsafe.StringData(c.Text))), n: len(c.Text), at: rawAt, end: rawEnd}
 	}
 	return true
 }
