@@ -7,6 +7,13 @@
 #   scripts/measure-flags.sh            # the full matrix, ~12 builds
 #   OPTS="z s" GCS=precise scripts/measure-flags.sh
 #   OPTS=z GCS=precise PANICS=trap INLINE="- 100 120" SPEED=1 scripts/measure-flags.sh
+#   OPTS="z 2" GCS=precise PANICS=trap FEATURES="- +simd128" SPEED=1 scripts/measure-flags.sh
+#   OPTS=z GCS=precise PANICS=trap EXTRA_FLAGS=-nobounds scripts/measure-flags.sh
+#
+# FEATURES lists LLVM target features to add ("-" adds none), passed as
+# -llvm-features (the feature list is part of TinyGo's and the ThinLTO
+# cache keys, so no fresh cache is needed); wasm-opt is told about SIMD when
+# a feature list names simd128. EXTRA_FLAGS is added to every build as is.
 #
 # INLINE lists LLVM inline thresholds to try ("-" is TinyGo's own choice):
 # each value is passed to the link-time optimizer as
@@ -18,7 +25,12 @@
 #
 # SPEED=1 then times every module in one interleaved run
 # (go run ./bench/cmd/perf -quick -no-serve, each module as an -extra column:
-# raw call path, no termination checks) and prints that report too. Modules
+# raw call path, no termination checks) and prints that report too. perf
+# calls the subjects in a fixed order, and a module's time depends on what
+# ran just before it (the first -extra column follows the standard-Go module
+# and its caches are cold): the first module is timed again as a last
+# column, "<name>-again", so the report shows that position effect beside
+# the differences between builds (docs/build.md, "Flags after round 2"). Modules
 # are written to a temporary directory only, never to host/wasm or dist. perf
 # reads DL19 from ../shared/data beside the checkout; from a worktree elsewhere
 # set CTXGATE_DATA.
@@ -30,6 +42,8 @@ OPTS="${OPTS:-z s 2}"
 GCS="${GCS:-conservative precise}"
 PANICS="${PANICS:-trap print}"
 INLINE="${INLINE:--}"
+FEATURES="${FEATURES:--}"
+EXTRA_FLAGS="${EXTRA_FLAGS:-}"
 SPEED="${SPEED:-0}"
 PKG=./guest/extism
 WASM_OPT_FEATURES=(--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
@@ -62,29 +76,38 @@ tinygo_fresh_lto() {
 }
 
 extras=()
-echo "| -opt | -gc | -panic | inline threshold | tinygo bytes | + wasm-opt -Oz bytes | build s |"
-echo "| --- | --- | --- | --- | ---: | ---: | ---: |"
+echo "| -opt | -gc | -panic | inline threshold | features | tinygo bytes | + wasm-opt -Oz bytes | build s |"
+echo "| --- | --- | --- | --- | --- | ---: | ---: | ---: |"
 for opt in $OPTS; do
 	for gc in $GCS; do
 		for panic in $PANICS; do
 			for inl in $INLINE; do
-				name="$opt-$gc-$panic"
-				flags=(-opt="$opt" -gc="$gc" -panic="$panic")
-				build=("$TINYGO")
-				if [ "$inl" != - ]; then
-					name="$name-inline$inl"
-					flags+=(-ldflags="-extldflags='-mllvm -inline-threshold=$inl'")
-					build=(tinygo_fresh_lto)
-				fi
-				out="$tmp/m-$name.wasm"
-				t0=$(date +%s.%N)
-				"${build[@]}" build -target wasip1 -buildmode=c-shared -no-debug -scheduler=none \
-					"${flags[@]}" -o "$out" "$PKG"
-				t1=$(date +%s.%N)
-				wasm-opt -Oz "${WASM_OPT_FEATURES[@]}" --strip-debug --strip-producers "$out" -o "$out.oz"
-				printf '| %s | %s | %s | %s | %d | %d | %.1f |\n' "$opt" "$gc" "$panic" "$inl" \
-					"$(stat -c %s "$out")" "$(stat -c %s "$out.oz")" "$(awk "BEGIN{print $t1 - $t0}")"
-				extras+=(-extra "$name=$out.oz")
+				for feat in $FEATURES; do
+					name="$opt-$gc-$panic"
+					# shellcheck disable=SC2206 # EXTRA_FLAGS is a list of flags
+					flags=(-opt="$opt" -gc="$gc" -panic="$panic" $EXTRA_FLAGS)
+					wopt=("${WASM_OPT_FEATURES[@]}")
+					build=("$TINYGO")
+					if [ "$inl" != - ]; then
+						name="$name-inline$inl"
+						flags+=(-ldflags="-extldflags='-mllvm -inline-threshold=$inl'")
+						build=(tinygo_fresh_lto)
+					fi
+					if [ "$feat" != - ]; then
+						name="$name-${feat//[^a-z0-9]/}"
+						flags+=(-llvm-features="$feat")
+						case "$feat" in *simd128*) wopt+=(--enable-simd) ;; esac
+					fi
+					out="$tmp/m-$name.wasm"
+					t0=$(date +%s.%N)
+					"${build[@]}" build -target wasip1 -buildmode=c-shared -no-debug -scheduler=none \
+						"${flags[@]}" -o "$out" "$PKG"
+					t1=$(date +%s.%N)
+					wasm-opt -Oz "${wopt[@]}" --strip-debug --strip-producers "$out" -o "$out.oz"
+					printf '| %s | %s | %s | %s | %s | %d | %d | %.1f |\n' "$opt" "$gc" "$panic" "$inl" "$feat" \
+						"$(stat -c %s "$out")" "$(stat -c %s "$out.oz")" "$(awk "BEGIN{print $t1 - $t0}")"
+					extras+=(-extra "$name=$out.oz")
+				done
 			done
 		done
 	done
@@ -92,6 +115,8 @@ done
 
 if [ "$SPEED" = 1 ]; then
 	echo
+	# The first module once more, last: the same bytes in another position.
+	extras+=(-extra "${extras[1]%%=*}-again=${extras[1]#*=}")
 	go run ./bench/cmd/perf -quick -no-serve -out - "${extras[@]}"
 	exit 0
 fi
