@@ -44,13 +44,16 @@ type chunkWork struct {
 
 // queryTerm is one distinct query token.
 type queryTerm struct {
-	hash  uint64
-	name  string
-	in001 bool   // a seed 001 keyword (not a 001 stop word)
-	in002 bool   // a seed 002 coverage term (long enough, not a 002 stop word)
-	inAns bool   // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
-	tail  uint64 // tailBits of its tailKey; 0 unless ASCII
-	last  byte   // its last byte with the top bit set (scanBlocks' z); 0 unless ASCII
+	hash uint64
+	// name is the term's folded text, e.qtext[name0:name1]: made a string
+	// only for a missing aspect's message, not for every term of every
+	// query (an allocation each, garbage by the next decision).
+	name0, name1 int32
+	in001        bool   // a seed 001 keyword (not a 001 stop word)
+	in002        bool   // a seed 002 coverage term (long enough, not a 002 stop word)
+	inAns        bool   // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
+	tail         uint64 // tailBits of its tailKey; 0 unless ASCII
+	last         byte   // its last byte with the top bit set (scanBlocks' z); 0 unless ASCII
 }
 
 type queryInfo struct {
@@ -69,10 +72,24 @@ type queryInfo struct {
 	seen        []int  // per term: index+1 of the last chunk it was found in
 	table       []int32
 
-	// Not the query's: what decide keeps per policy. It lives here because
-	// queryInfo is the engine scratch this file owns.
+	// Not the query's: what decide keeps per policy and per decision. It
+	// lives here because queryInfo is the engine scratch this file owns.
 	instr instructionsCache
 	docs  docSet
+	later decisionScratch
+}
+
+// decisionScratch is what an Evaluate decision is built in. Evaluate
+// encodes its decision before it returns (Engine.appendDecided) and never
+// hands it out, so its parts can be the engine's, reused from one
+// decision to the next: under TinyGo each allocation is a walk of the
+// heap and their garbage is collected in pauses, and the outcomes, the
+// signals' copy and the message lists were most of a decision's. Decide's
+// decision is the caller's and is built fresh.
+type decisionScratch struct {
+	d                      Decision
+	chunks                 []ChunkOutcome
+	missing, factors, recs []string
 }
 
 func (q *queryInfo) lookup(h uint64) int {
@@ -132,9 +149,7 @@ func (e *Engine) analyseQuery(query string) {
 			// bloom test instead of probing the table.
 			continue
 		}
-		if qt.in002 {
-			qt.name = string(word)
-		}
+		qt.name0, qt.name1 = int32(end-len(word)), int32(end)
 		if qt.inAns {
 			q.nAns++
 		}
@@ -394,6 +409,10 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		chunks = mergeResults(req.ResultsPerQuery, p.Merge.MaxResults)
 	}
 	e.signals, e.missing, e.factors, e.recs = e.signals[:0], nil, nil, nil
+	later := &e.q.later
+	if e.later.on {
+		e.missing, e.factors, e.recs = later.missing[:0], later.factors[:0], later.recs[:0]
+	}
 	e.lowConf = false
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
@@ -420,6 +439,10 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	}
 
 	d := &Decision{Policy: e.ref}
+	if e.later.on {
+		d = &later.d
+		*d = Decision{Policy: e.ref}
+	}
 	w := e.work
 	n := len(w)
 	by := orderField(e.orderKey())
@@ -442,7 +465,17 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	sortDesc(order, keys, e.tmp[:kept])
 	// Outcomes are filled where they lie: under TinyGo returning and
 	// appending one copied it twice (a memcpy call each).
-	d.Chunks = make([]ChunkOutcome, n)
+	if !e.later.on {
+		d.Chunks = make([]ChunkOutcome, n)
+	} else {
+		if cap(later.chunks) < n {
+			later.chunks = make([]ChunkOutcome, n)
+		}
+		d.Chunks = later.chunks[:n]
+		for i := range d.Chunks {
+			d.Chunks[i] = ChunkOutcome{}
+		}
+	}
 	for t, i := range order {
 		e.outcome(&d.Chunks[t], &w[i], tagName(t+1))
 	}
@@ -484,7 +517,10 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 			d.QueryType = QueryTypeGatedFallback
 		}
 	}
-	d.Signals = append([]Signal(nil), e.signals...)
+	d.Signals = e.signals
+	if !e.later.on {
+		d.Signals = append([]Signal(nil), e.signals...)
+	}
 	switch d.Action {
 	case ActionInject, ActionCaveat:
 		if kept > 0 {
@@ -503,6 +539,9 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	d.MissingAspects = e.missing
 	d.ConfidenceFactors = e.factors
 	d.Recommendations = e.recs
+	if e.later.on {
+		later.missing, later.factors, later.recs = e.missing, e.factors, e.recs
+	}
 	switch {
 	case d.Action == ActionRefuse:
 		d.GapEvent = e.gapEvent("refusal_hard", req, d)

@@ -30,7 +30,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 		for t := range e.q.terms {
 			qt := &e.q.terms[t]
 			if qt.in002 && !e.q.found[t] && listed < 3 {
-				e.missing = append(e.missing, "Query term '"+qt.name+"' not found in context")
+				e.missing = append(e.missing, "Query term '"+string(e.qtext[qt.name0:qt.name1])+"' not found in context")
 				listed++
 			}
 		}
