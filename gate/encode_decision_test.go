@@ -161,3 +161,44 @@ func TestEvaluateMatchesDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkOutcomeMatchesRef: the whole-object chunk writer and its
+// key-by-key fallback give the reference's bytes for every mix of plain and
+// escaped strings and of numbers inside and outside its range, with and
+// without a comma, from a full buffer and one with room.
+func TestChunkOutcomeMatchesRef(t *testing.T) {
+	strs := []string{"", "c1", "S12", "kept", "low_score", `a"b`, "x<y", "caf\u00e9", "\x01", "\xff", strings.Repeat("long-id-", 40)}
+	nums := []float64{0, 0.5, -0.25, 1.0000005, 1 << 33, -(1 << 33), 1e21, math.NaN(), math.Inf(1), 8589934591.999999}
+	n := 0
+	for i, id := range strs {
+		for j, num := range nums {
+			n++
+			c := ChunkOutcome{ID: id, DocID: strs[(i+j)%len(strs)], Tag: strs[(i+2*j)%len(strs)], Kept: n%2 == 0,
+				Reason: strs[(i*j)%len(strs)], Score: num, Quality: nums[(j+1)%len(nums)], HasQuality: n%3 == 0,
+				Vector: nums[(j+2)%len(nums)], HasVector: n%2 == 1, BM25: nums[(j+3)%len(nums)], HasBM25: n%5 != 0,
+				Fused: nums[(j+4)%len(nums)], HasFused: n%7 == 0}
+			checkChunkOutcome(t, &c)
+			c.ID, c.DocID, c.Tag, c.Reason = "c7", "doc-7", "S3", "kept"
+			checkChunkOutcome(t, &c)
+		}
+	}
+}
+
+func checkChunkOutcome(t *testing.T, c *ChunkOutcome) {
+	t.Helper()
+	for _, comma := range []bool{false, true} {
+		want := []byte("p:")
+		if comma {
+			want = append(want, ',')
+		}
+		want = appendChunkOutcomeRef(want, c)
+		for _, dst := range [][]byte{[]byte("p:"), append(make([]byte, 0, 1024), "p:"...)} {
+			if got := appendChunkOutcome(dst, comma, c); string(got) != string(want) {
+				t.Fatalf("%+v comma %v:\n%s\nreference\n%s", c, comma, got, want)
+			}
+		}
+		if got := appendChunkOutcomeKeys([]byte("p:"), comma, c); string(got) != string(want) {
+			t.Fatalf("keys %+v comma %v:\n%s\nreference\n%s", c, comma, got, want)
+		}
+	}
+}

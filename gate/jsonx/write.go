@@ -257,6 +257,29 @@ func AppendKeyFloat(dst []byte, key string, x float64) []byte {
 		}
 		return strconv.AppendFloat(dst, Round6(x), 'f', -1, 64)
 	}
+	l := len(dst)
+	if cap(dst)-l < len(key)+MaxPutFloat {
+		dst = grow(dst, len(key)+MaxPutFloat)
+	}
+	b := dst[l : l+len(key)+MaxPutFloat]
+	k := copy(b, key)
+	return dst[:l+k+PutFloat(b[k:], x)]
+}
+
+// MaxPutFloat is the room PutFloat needs: sign, ten integer digits (below
+// 2^33), point, six fraction digits.
+const MaxPutFloat = 1 + 10 + 1 + 6
+
+// PutFloat writes x as AppendFloat writes it at the start of b, which has
+// at least MaxPutFloat bytes, and returns how many it wrote; when |x| >=
+// 2^33 (or x is not finite) it writes nothing and returns 0, and the caller
+// takes AppendKeyFloat. For an encoder writing a whole object after one
+// capacity check.
+func PutFloat(b []byte, x float64) int {
+	if !(x > -(1<<33) && x < 1<<33) || len(b) < MaxPutFloat {
+		return 0
+	}
+	b = b[:MaxPutFloat]
 	// n = math.Round(y), the same n Round6 computes: |y| < 2^53, so the
 	// conversion truncates exactly and y-t is exact.
 	y := x * 1e6
@@ -266,13 +289,7 @@ func AppendKeyFloat(dst []byte, key string, x float64) []byte {
 	} else if f <= -0.5 {
 		n--
 	}
-	l := len(dst)
-	const most = 1 + 10 + 1 + 6 // sign, integer digits (< 2^33), point, fraction
-	if cap(dst)-l < len(key)+most {
-		dst = grow(dst, len(key)+most)
-	}
-	b := dst[l : l+len(key)+most]
-	k := copy(b, key)
+	k := 0
 	if n < 0 {
 		b[k] = '-'
 		k++
@@ -298,7 +315,7 @@ func AppendKeyFloat(dst []byte, key string, x float64) []byte {
 		k += copy(b[k:], t[j:])
 	}
 	if u == 0 {
-		return dst[:l+k]
+		return k
 	}
 	// Six fraction digits, right to left; q = f/10 exactly for f < 2^32.
 	f := uint32(u)
@@ -312,7 +329,26 @@ func AppendKeyFloat(dst []byte, key string, x float64) []byte {
 	for b[k-1] == '0' {
 		k--
 	}
-	return dst[:l+k]
+	return k
+}
+
+// PutPlain copies s to the start of b and returns len(s) when AppendString
+// would copy every byte of s unchanged and b has room; else it returns -1
+// (b's bytes then undefined). One pass that checks and copies: for the short
+// ids and tokens of an object written after one capacity check.
+func PutPlain(b []byte, s string) int {
+	if len(b) < len(s) {
+		return -1
+	}
+	b = b[:len(s)]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !safeOut[c] {
+			return -1
+		}
+		b[i] = c
+	}
+	return len(s)
 }
 
 // AppendValue appends v compactly in document order. Numbers are written

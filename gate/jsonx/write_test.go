@@ -159,3 +159,64 @@ func TestAppendFloatMatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// PutFloat writes AppendFloat's bytes or nothing (|x| >= 2^33, not finite,
+// too little room); PutPlain copies exactly the strings AppendString leaves
+// as they are.
+func TestPutFloatPutPlain(t *testing.T) {
+	edges := []float64{0, 1, -1, 0.5, 1e-7, 4.9999999e-7, 5e-7, -5e-7, 0.1, 0.9999995, 1 << 32, 1<<33 - 1e-6,
+		-(1<<33 - 1e-6), 1 << 33, -(1 << 33), 1e21, math.NaN(), math.Inf(1), math.Inf(-1), 123456.654321, -0.0000015}
+	for _, x := range edges {
+		for _, y := range []float64{x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1))} {
+			checkPutFloat(t, y)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 100000; i++ {
+		checkPutFloat(t, (rng.Float64()-0.5)*float64(uint64(1)<<(i%40)))
+		checkPutFloat(t, math.Float64frombits(rng.Uint64()))
+	}
+	if n := PutFloat(make([]byte, MaxPutFloat-1), 0.5); n != 0 {
+		t.Fatalf("PutFloat wrote %d bytes into too little room", n)
+	}
+	for _, s := range []string{"", "S1", "kept", "doc-7", `a"b`, `a\b`, "a<b", "a>b", "a&b", "tab\t", "\x7f", "caf\u00e9", "\xff", "[S1]"} {
+		checkPutPlain(t, s)
+	}
+	if n := PutPlain(make([]byte, 2), "abc"); n != -1 {
+		t.Fatalf("PutPlain wrote past its room")
+	}
+}
+
+func checkPutFloat(t *testing.T, x float64) {
+	t.Helper()
+	b := make([]byte, MaxPutFloat+3)
+	n := PutFloat(b, x)
+	fast := x > -(1<<33) && x < 1<<33
+	if (n > 0) != fast {
+		t.Fatalf("PutFloat(%v) wrote %d bytes", x, n)
+	}
+	if want := AppendFloat(nil, x); n > 0 && string(b[:n]) != string(want) {
+		t.Fatalf("PutFloat(%v) = %s, AppendFloat %s", x, b[:n], want)
+	}
+}
+
+func checkPutPlain(t *testing.T, s string) {
+	t.Helper()
+	b := make([]byte, len(s)+1)
+	n := PutPlain(b, s)
+	if plain := PlainLen(s, '"') == len(s); (n == len(s)) != plain || n != len(s) && n != -1 {
+		t.Fatalf("PutPlain(%q) = %d, plain %v", s, n, plain)
+	}
+	if n >= 0 && string(b[:n]) != s {
+		t.Fatalf("PutPlain(%q) copied %q", s, b[:n])
+	}
+}
+
+func FuzzPutFloatPutPlain(f *testing.F) {
+	f.Add(0.5, "S1")
+	f.Add(-1e21, `a"b<`)
+	f.Fuzz(func(t *testing.T, x float64, s string) {
+		checkPutFloat(t, x)
+		checkPutPlain(t, s)
+	})
+}
