@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -38,10 +39,20 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 // MeasureLatency times n decisions of each subject over w's requests. The
-// subjects take turns call by call, so load from anything else on the
+// subjects take turns sample by sample, so load from anything else on the
 // machine falls on all of them alike and their ratios stay meaningful.
 // Every subject first decides each request once (warm-up, and a check that
 // it decides at all: the first error is returned).
+//
+// A call's time depends on what ran just before it: a module's code and
+// memory are evicted from the caches by the subject before it. In a fixed
+// order that made the same module bytes 6-40% slower in one column than in
+// another (docs/performance.md, "Reading the tables"). So each sample
+// visits the subjects in a shuffled order (seeded, so runs repeat), and
+// each subject decides the request before this one, untimed, just before
+// its timed call: warm, as a server calling one module request after
+// request is, but never timing a request it has just seen (its branch
+// history would flatter it).
 func MeasureLatency(ctx context.Context, subjects []Subject, w Workload, n int) ([]Latency, error) {
 	for _, s := range subjects {
 		for _, r := range w.Requests {
@@ -54,9 +65,20 @@ func MeasureLatency(ctx context.Context, subjects []Subject, w Workload, n int) 
 	for i := range times {
 		times[i] = make([]time.Duration, 0, n)
 	}
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(len(subjects))))
+	order := make([]int, len(subjects))
+	for i := range order {
+		order[i] = i
+	}
+	m := len(w.Requests)
 	for k := 0; k < n; k++ {
-		req := w.Requests[k%len(w.Requests)]
-		for i, s := range subjects {
+		req, before := w.Requests[k%m], w.Requests[(k+m-1)%m]
+		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		for _, i := range order {
+			s := subjects[i]
+			if _, err := s.Eval.Evaluate(ctx, before); err != nil {
+				return nil, &SubjectError{Subject: s.Name, Workload: w.Name, Err: err}
+			}
 			start := time.Now()
 			_, err := s.Eval.Evaluate(ctx, req)
 			d := time.Since(start)
