@@ -67,20 +67,34 @@ func expDet(x float64) float64 {
 	}
 	r := x - float64(float64(k)*ln2)
 	// Horner form of sum r^i/i!, i = 0..17; each step rounded explicitly.
-	sum := 1.0
-	for _, d := range expDivisors {
-		sum = 1 + float64(sum*r)/d
-	}
+	// Dividing by a power of two is multiplying by its exact reciprocal
+	// (both round the same real number, TestExpDetMatchesRef), so those
+	// steps multiply: the steps depend on each other, and a division takes
+	// several times a multiplication's latency. Written out, as a loop over
+	// a table of divisors would need a branch per step to tell them apart.
+	sum := 1 + r/17
+	sum = 1 + float64(float64(sum*r)*(1.0/16))
+	sum = 1 + float64(sum*r)/15
+	sum = 1 + float64(sum*r)/14
+	sum = 1 + float64(sum*r)/13
+	sum = 1 + float64(sum*r)/12
+	sum = 1 + float64(sum*r)/11
+	sum = 1 + float64(sum*r)/10
+	sum = 1 + float64(sum*r)/9
+	sum = 1 + float64(float64(sum*r)*(1.0/8))
+	sum = 1 + float64(sum*r)/7
+	sum = 1 + float64(sum*r)/6
+	sum = 1 + float64(sum*r)/5
+	sum = 1 + float64(float64(sum*r)*(1.0/4))
+	sum = 1 + float64(sum*r)/3
+	sum = 1 + float64(float64(sum*r)*(1.0/2))
+	sum = 1 + float64(sum*r)
 	// sum is in [0.7, 1.42] and |k| <= 1010, so sum·2^k is a normal number
 	// and the product with 2^k built from its bits is exact: the bits
 	// math.Ldexp gives (TestExpDetMatchesRef), without its normalising steps,
 	// which under TinyGo were a sixth of a sigmoid.
 	return float64(sum * math.Float64frombits(uint64(k+1023)<<52))
 }
-
-// expDivisors are expDet's Horner divisors, 17 down to 1, as floats: the
-// same exact values float64(i) gives, without a conversion per step.
-var expDivisors = [17]float64{17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
 
 // sigmoid is the logistic function over expDet.
 func sigmoid(x float64) float64 {

@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// expDetRef is expDet as it was, scaling with math.Ldexp: the reference
-// the power-of-two multiply is checked against bit for bit.
+// expDetRef is expDet as it was, dividing in every Horner step and
+// scaling with math.Ldexp: the reference its multiplications by exact
+// powers of two are checked against bit for bit.
 func expDetRef(x float64) float64 {
 	if x != x {
 		return 1
