@@ -448,6 +448,30 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 			n += i - start
 			continue
 		}
+		if b := s[i]; b&0xFE == 0xC2 && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+			// A Latin-1 rune, as web text has many (see latin1Fold): its
+			// two bytes decoded, classified and folded here, not through
+			// the general path's four calls. It is never CJK.
+			f := latin1Fold[rune(b&0x1F)<<6|rune(s[i+1]&0x3F)]
+			i += 2
+			extra++
+			if cjkRun > 0 {
+				words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+				cjkRun, prevCJK = 0, -1
+			}
+			if f != 0 {
+				h, acc, sh = hashByte(h, acc, sh, 0xC0|f>>6)
+				h, acc, sh = hashByte(h, acc, sh, 0x80|f&0x3F)
+				n++
+				continue
+			}
+			if n > 0 {
+				q.test(hashSum(h, acc, sh), stamp, hits)
+				words++
+				h, acc, sh, n = hashSeed, 0, 0, 0
+			}
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		extra += size - 1
