@@ -288,7 +288,14 @@ func (e *Engine) prepare(chunks []Chunk) {
 }
 
 func (e *Engine) addSignal(name string, v float64) {
-	e.signals = append(e.signals, Signal{Name: name, Value: clamp01(snap(v))})
+	sig := Signal{Name: name, Value: clamp01(snap(v))}
+	if n := len(e.signals); n < cap(e.signals) {
+		// Under TinyGo append is a runtime call even with room to spare.
+		e.signals = e.signals[:n+1]
+		e.signals[n] = sig
+		return
+	}
+	e.signals = append(e.signals, sig)
 }
 
 func (e *Engine) signal(name string) (float64, bool) {
@@ -451,13 +458,15 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	}
 	// Kept chunks in score order (ties in input order), then dropped ones in
 	// input order.
-	order := e.order[:0]
+	order := e.order[:n]
+	kept := 0
 	for i := range w {
 		if w[i].kept {
-			order = append(order, i)
+			order[kept] = i
+			kept++
 		}
 	}
-	kept := len(order)
+	order = order[:kept]
 	keys := e.keys[:n]
 	for i := range w {
 		keys[i] = w[i].score

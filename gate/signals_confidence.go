@@ -86,13 +86,18 @@ func (e *Engine) signalRetrieval() {
 	}
 	// BM25–dense agreement over chunks with both scores: (r+1)/2; 0.5 with
 	// fewer than 2 pairs, 1.0 when a series is constant (the original's rules).
-	xs, ys := e.f1[:0], e.f2[:0]
+	// The pairs are written by index, not appended: under TinyGo an
+	// append is a runtime call, and these loops run per chunk.
+	e.f1, e.f2 = resizeFloat(e.f1, n), resizeFloat(e.f2, n)
+	xs, ys := e.f1, e.f2
+	pairs := 0
 	for i := range w {
 		if w[i].hasVector && w[i].hasBM25 {
-			xs = append(xs, w[i].bm25)
-			ys = append(ys, w[i].vector)
+			xs[pairs], ys[pairs] = w[i].bm25, w[i].vector
+			pairs++
 		}
 	}
+	xs, ys = xs[:pairs], ys[:pairs]
 	m.agreementPairs = len(xs)
 	switch {
 	case len(xs) < 2:
@@ -105,21 +110,21 @@ func (e *Engine) signalRetrieval() {
 		}
 	}
 	// Reranker impact: 1 - |Spearman rho| between rerank and rrf scores.
-	xs, ys = xs[:0], ys[:0]
+	xs, ys, pairs = e.f1, e.f2, 0
 	for i := range w {
 		s := &w[i].c.Scores
 		if s.HasRerank && s.HasRRF {
-			xs = append(xs, s.Rerank) // ranks only: no normalisation needed
-			ys = append(ys, clamp01(s.RRF))
+			xs[pairs], ys[pairs] = s.Rerank, clamp01(s.RRF) // ranks only: no normalisation needed
+			pairs++
 		}
 	}
+	xs, ys = xs[:pairs], ys[:pairs]
 	if rho, ok := spearman(xs, ys); ok {
 		if rho < 0 {
 			rho = -rho
 		}
 		m.rerankerImpact = clamp01(1 - rho)
 	}
-	e.f1, e.f2 = xs[:0], ys[:0]
 	// Document diversity and graph support.
 	docs := e.q.docs.distinct(w)
 	for i := range w {

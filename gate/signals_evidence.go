@@ -22,17 +22,19 @@ func (e *Engine) signalEvidence(req *Request) {
 	k := cfg.RRFK
 	lists := 0
 	for list := 0; list < 2; list++ {
-		order := e.order[:0]
+		order := e.order[:n]
 		keys := e.keys[:n]
+		listed := 0
 		for i := range w {
 			if list == 0 && w[i].hasVector {
-				order = append(order, i)
-				keys[i] = w[i].vector
+				order[listed], keys[i] = i, w[i].vector
+				listed++
 			} else if list == 1 && w[i].hasBM25 {
-				order = append(order, i)
-				keys[i] = w[i].bm25
+				order[listed], keys[i] = i, w[i].bm25
+				listed++
 			}
 		}
+		order = order[:listed]
 		if len(order) == 0 {
 			continue
 		}
