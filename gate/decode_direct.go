@@ -378,6 +378,14 @@ const (
 // anything else, which the caller gives up on (an unknown field, or a name
 // with escapes or bytes outside printable ASCII, which no field name has
 // as it stands).
+//
+// With sixteen bytes left after the opening quote it loads them as two
+// words and finds the closing quote with one has-zero test, instead of a
+// loop over the name's bytes (in the module that loop was a tenth of a
+// 20-chunk decode); names are matched as words either way, and the word
+// path only accepts a name whose words and length are a field's, so its
+// bytes are that field's printable ASCII (TestFieldWords, FuzzFieldWords
+// hold it to the byte loop).
 func (d *directDecoder) field() int {
 	s, i := d.src, d.pos
 	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
@@ -390,24 +398,49 @@ func (d *directDecoder) field() int {
 	i++
 	start := i
 	var w0, w1 uint64
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c == '"' {
-			break
+	var n int
+	if i+16 <= len(s) {
+		b := s[i : i+16]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		z := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
+			uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
+		// The lowest marked byte is the first '"' (a borrow only marks
+		// bytes above a true one).
+		if q := (x ^ '"'*ones8 - ones8) &^ x & high8; q != 0 {
+			n = bits.TrailingZeros64(q) >> 3
+			w0 = x & (1<<(8*n) - 1)
+		} else if q := (z ^ '"'*ones8 - ones8) &^ z & high8; q != 0 {
+			n = 8 + bits.TrailingZeros64(q)>>3
+			w0, w1 = x, z&(1<<(8*(n-8))-1)
+		} else {
+			// Only results_per_query is longer.
+			if x != wResults0 || z != wResults1 || i+18 > len(s) || s[i+16] != 'y' || s[i+17] != '"' {
+				return fNone
+			}
+			w0, w1, n = x, z, 17
 		}
-		n := i - start
-		if c < 0x20 || c >= 0x7f || c == '\\' || n > 16 {
+		i += n
+	} else {
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c == '"' {
+				break
+			}
+			n := i - start
+			if c < 0x20 || c >= 0x7f || c == '\\' || n > 16 {
+				return fNone
+			}
+			if n < 8 {
+				w0 |= uint64(c) << (8 * n)
+			} else if n < 16 {
+				w1 |= uint64(c) << (8 * (n - 8))
+			}
+		}
+		n = i - start
+		if i >= len(s) {
 			return fNone
 		}
-		if n < 8 {
-			w0 |= uint64(c) << (8 * n)
-		} else if n < 16 {
-			w1 |= uint64(c) << (8 * (n - 8))
-		}
-	}
-	n := i - start
-	if i >= len(s) {
-		return fNone
 	}
 	i++
 	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
@@ -421,8 +454,24 @@ func (d *directDecoder) field() int {
 		i++
 	}
 	d.pos = i
-	// A name's bytes are never 0, so a short word equals only its own
-	// name; the long names check their second word and length.
+	f := fieldOf(w0, w1, n)
+	if f == fResults && s[start+16] != 'y' {
+		return fNone
+	}
+	return f
+}
+
+// fieldLen is each field name's length (by field code), so that a name
+// with a zero byte never passes for a shorter one: its word ends in zeros
+// too.
+var fieldLen = [...]uint8{fNone: 0, fQuery: 5, fChunks: 6, fQueryEmbedding: 15, fResults: 17, fNow: 3,
+	fID: 2, fDocID: 6, fTitle: 5, fText: 4, fScores: 6, fUpdated: 10, fTrust: 5, fUntrusted: 9,
+	fEmbedding: 9, fTemperature: 11, fMetadata: 8, fVector: 6, fBM25: 4, fRerank: 6, fRRF: 3,
+	fBoosted: 7, fGraph: 5}
+
+// fieldOf is the field whose name is n bytes long and packs to w0, w1
+// (its first sixteen bytes); fNone when there is none.
+func fieldOf(w0, w1 uint64, n int) int {
 	f := fNone
 	switch w0 {
 	case wQuery:
@@ -434,8 +483,8 @@ func (d *directDecoder) field() int {
 			f = fQueryEmbedding
 		}
 	case wResults0:
-		if w1 == wResults1 && n == 17 && s[start+16] == 'y' {
-			return fResults
+		if w1 == wResults1 {
+			f = fResults
 		}
 	case wNow:
 		f = fNow
@@ -484,8 +533,8 @@ func (d *directDecoder) field() int {
 	case wGraph:
 		f = fGraph
 	}
-	if n > 16 {
-		return fNone // only results_per_query is longer
+	if int(fieldLen[f]) != n {
+		return fNone
 	}
 	return f
 }
@@ -561,24 +610,27 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 	}
 	d.sq = i
 	i++
+	base := unsafe.Pointer(unsafe.SliceData(s))
 	run := i        // the start of the bytes not yet copied
 	var diff uint64 // nonzero once the JSON differs from what the encoder writes
 	for {
-		for i+16 <= len(s) {
-			b := s[i : i+16]
+		for i <= len(s)-16 {
+			// No slice bounds check: i+16 <= len(s).
+			b := (*[16]byte)(unsafe.Add(base, i))
 			x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 			z := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
 				uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
-			// The classic has-less-than / has-zero tests (top bit set for a
-			// byte < 0x20, '"' or '&', '\\' '<' '>' '^' '|' '~' (and 0x1c,
-			// 0x1e), '[', or >= 0x80), without their usual "&^ x" (two wasm
-			// instructions each): that only clears bytes >= 0x80, which
-			// are stops anyway (the "| x"). No false negatives; a borrow
-			// starts only at a byte a test is true for, so a false
-			// positive is only ever above a true one.
-			if ((x-0x20*ones8)|((x|0x04*ones8)^0x26*ones8-ones8)|((x|0x62*ones8)^0x7e*ones8-ones8)|(x^'['*ones8-ones8)|x|
-				(z-0x20*ones8)|((z|0x04*ones8)^0x26*ones8-ones8)|((z|0x62*ones8)^0x7e*ones8-ones8)|(z^'['*ones8-ones8)|z)&high8 == 0 {
+			// Three has-less-than / has-zero tests set the top bit of a
+			// byte < 0x20, '"' or '&' ((c&^4)^2 < 0x21: 4 and 2 only
+			// fold '&' and '"' onto 0x20), of '\\' '<' '>' '^' '|' '~'
+			// (and 0x1c, 0x1e), and of '['; a byte >= 0x80 is a stop by
+			// its own top bit (the "| x", which also makes the tests'
+			// usual "&^ x" needless). No false negatives; a borrow starts
+			// only at a byte a test is true for, so a false positive is
+			// only ever above a true one.
+			if (((x&^(0x04*ones8))^0x02*ones8-0x21*ones8)|((x|0x62*ones8)^0x7e*ones8-ones8)|(x^'['*ones8-ones8)|x|
+				((z&^(0x04*ones8))^0x02*ones8-0x21*ones8)|((z|0x62*ones8)^0x7e*ones8-ones8)|(z^'['*ones8-ones8)|z)&high8 == 0 {
 				i += 16
 				continue
 			}
@@ -1186,8 +1238,16 @@ func (d *directDecoder) chunkList(li, level int) ([]Chunk, bool) {
 			if len(cs) >= d.lim.MaxChunks {
 				return nil, false
 			}
-			cs = append(cs, Chunk{})
-			if !d.chunk(&cs[len(cs)-1], len(cs)-1, level+1) {
+			// chunk writes every field, so a reused element is not
+			// cleared first: Chunk{} is a memory.fill, which wazero runs
+			// as one memmove call per power of two of its 152 bytes.
+			n := len(cs)
+			if n < cap(cs) {
+				cs = cs[:n+1]
+			} else {
+				cs = append(cs, Chunk{})
+			}
+			if !d.chunk(&cs[n], n, level+1) {
 				return nil, false
 			}
 			more, done := d.more(']')
@@ -1240,11 +1300,18 @@ const (
 	seenEmbedding
 	seenTemperature
 	seenMetadata
+	seenScoresSet // scores was an object (not null): c.Scores is written
 )
 
 // chunk reads chunk i of its list at nesting level. Its strings are
 // unescaped into one buffer: the engine's block for this chunk, or the
 // caller-owned Request's current block (callerBlock).
+//
+// It writes every field of c, from locals, once at the end: c may hold
+// the previous request's chunk (chunkList does not clear it), and clearing
+// a struct or an array is a memory.fill, which costs wazero a memmove call
+// per power of two of its size (a tenth of a 20-chunk decode in the module
+// was such fills).
 func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	if !d.open('{', level) {
 		return false
@@ -1259,9 +1326,15 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 		b = d.callerBlock()
 	}
 	d.k++
-	// Where each string lies in b: id, doc_id, title, text, updated_at.
-	var at [5][2]int
+	// Where each string lies in b (locals, not an array: see above).
+	var idA, idB, docA, docB, titleA, titleB, textA, textB, updA, updB int
 	rawAt, rawEnd := 0, 0 // the text's JSON in src, when it is as the encoder writes it
+	var (
+		trust, temp                          float64
+		hasTrust, hasTemp, untrusted, hasUpd bool
+		updSec                               int64
+		emb                                  []float64
+	)
 	hasID := false
 	seen := 0
 	if !d.next('}') {
@@ -1283,38 +1356,41 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 				bit, sf = seenUpdated, 4
 			case fScores:
 				bit = seenScores
-				if !d.isNull() && !d.scores(&c.Scores, level+1) {
-					return false
+				if !d.isNull() {
+					if !d.scores(&c.Scores, level+1) {
+						return false
+					}
+					seen |= seenScoresSet
 				}
 			case fTrust:
 				bit = seenTrust
 				if !d.isNull() {
-					if c.Trust, ok = d.number(); !ok || c.Trust < 0 || c.Trust > 1 {
+					if trust, ok = d.number(); !ok || trust < 0 || trust > 1 {
 						return false
 					}
-					c.HasTrust = true
+					hasTrust = true
 				}
 			case fUntrusted:
 				bit = seenUntrusted
 				if !d.isNull() {
-					if c.Untrusted, ok = d.boolean(); !ok {
+					if untrusted, ok = d.boolean(); !ok {
 						return false
 					}
 				}
 			case fEmbedding:
 				bit = seenEmbedding
 				if !d.isNull() {
-					if c.Embedding, ok = d.floats(level + 1); !ok {
+					if emb, ok = d.floats(level + 1); !ok {
 						return false
 					}
 				}
 			case fTemperature:
 				bit = seenTemperature
 				if !d.isNull() {
-					if c.Temperature, ok = d.number(); !ok {
+					if temp, ok = d.number(); !ok {
 						return false
 					}
-					c.HasTemperature = true
+					hasTemp = true
 				}
 			case fMetadata:
 				bit = seenMetadata
@@ -1333,15 +1409,21 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 				if b, ok = d.str(b); !ok {
 					return false
 				}
-				at[sf] = [2]int{start, len(b)}
+				end := len(b)
 				switch sf {
 				case 0:
-					if len(b) == start {
+					if end == start {
 						return false // an empty id
 					}
+					idA, idB = start, end
 					hasID = true
+				case 1:
+					docA, docB = start, end
+				case 2:
+					titleA, titleB = start, end
 				case 3:
-					n := len(b) - start
+					textA, textB = start, end
+					n := end - start
 					d.total += n
 					if n > d.lim.MaxChunkBytes || d.total > d.lim.MaxTotalBytes {
 						return false
@@ -1350,11 +1432,12 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 						rawAt, rawEnd = d.sq+1, d.pos-1
 					}
 				case 4:
+					updA, updB = start, end
 					sec, msg := parseRFC3339(bytesView(b[start:]))
 					if msg != "" {
 						return false
 					}
-					c.UpdatedSec, c.HasUpdated = sec, true
+					updSec, hasUpd = sec, true
 				}
 			}
 			more, done := d.more('}')
@@ -1386,19 +1469,27 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 			b[k] = byte('0' + n%10)
 			n /= 10
 		}
-		at[0] = [2]int{start, len(b)}
+		idA, idB = start, len(b)
 	}
 	if d.owned {
 		d.m.blocks[d.k-1] = b
 	} else {
 		d.m.tmp = b
 	}
+	if seen&seenScoresSet == 0 {
+		c.Scores = Scores{} // rare: a chunk without scores
+	}
 	all := bytesView(b)
-	c.ID = all[at[0][0]:at[0][1]]
-	c.DocID = all[at[1][0]:at[1][1]]
-	c.Title = all[at[2][0]:at[2][1]]
-	c.Text = all[at[3][0]:at[3][1]]
-	c.UpdatedAt = all[at[4][0]:at[4][1]]
+	c.ID = all[idA:idB]
+	c.DocID = all[docA:docB]
+	c.Title = all[titleA:titleB]
+	c.Text = all[textA:textB]
+	c.UpdatedAt = all[updA:updB]
+	c.UpdatedSec, c.HasUpdated = updSec, hasUpd
+	c.Trust, c.HasTrust = trust, hasTrust
+	c.Untrusted = untrusted
+	c.Embedding = emb
+	c.Temperature, c.HasTemperature = temp, hasTemp
 	if rawEnd > rawAt {
 		// Not append's runtime call when there is room (TinyGo, -opt=z).
 		n := len(d.m.asIs)
@@ -1413,68 +1504,73 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 }
 
 // scores reads a chunk's scores with the tree decoder's range rules
-// (decode_request.go, scores).
+// (decode_request.go, scores), and writes every field of s (see chunk).
 func (d *directDecoder) scores(s *Scores, level int) bool {
 	if !d.open('{', level) {
 		return false
 	}
-	if d.next('}') {
-		return true
-	}
-	seen := 0
-	for {
-		f := d.field()
-		d.values++
-		var x *float64
-		var has *bool
-		nonNeg := true
-		switch f {
-		case fVector:
-			x, has, nonNeg = &s.Vector, &s.HasVector, false
-		case fBM25:
-			x, has = &s.BM25, &s.HasBM25
-		case fRerank:
-			x, has, nonNeg = &s.Rerank, &s.HasRerank, false
-		case fRRF:
-			x, has = &s.RRF, &s.HasRRF
-		case fBoosted:
-			x, has = &s.Boosted, &s.HasBoosted
-		case fGraph:
-			x, has = &s.Graph, &s.HasGraph
-		default:
-			return false
-		}
-		bit := 1 << (f - fVector)
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if !d.isNull() {
-			v, end, ok := parseNumber(d.src, d.pos)
-			d.pos = end
-			if !ok || (nonNeg && v < 0) {
+	var vector, bm25, rerank, rrf, boosted, graph float64
+	var hasVector, hasBM25, hasRerank, hasRRF, hasBoosted, hasGraph bool
+	if !d.next('}') {
+		seen := 0
+		for {
+			f := d.field()
+			d.values++
+			if f < fVector || f > fGraph {
 				return false
 			}
-			if f == fVector {
-				if v < -1 || v > 1+vectorSlack {
+			bit := 1 << (f - fVector)
+			if seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+			if !d.isNull() {
+				v, end, ok := parseNumber(d.src, d.pos)
+				d.pos = end
+				if !ok {
 					return false
 				}
-				if v <= 0 {
-					v = 0
-				} else if v > 1 {
-					v = 1
+				switch f {
+				case fVector:
+					if v < -1 || v > 1+vectorSlack {
+						return false
+					}
+					if v <= 0 {
+						v = 0
+					} else if v > 1 {
+						v = 1
+					}
+					vector, hasVector = v, true
+				case fRerank:
+					rerank, hasRerank = v, true
+				default:
+					if v < 0 {
+						return false
+					}
+					switch f {
+					case fBM25:
+						bm25, hasBM25 = v, true
+					case fRRF:
+						rrf, hasRRF = v, true
+					case fBoosted:
+						boosted, hasBoosted = v, true
+					default:
+						graph, hasGraph = v, true
+					}
 				}
 			}
-			*x, *has = v, true
-		}
-		more, done := d.more('}')
-		if done {
-			return true
-		}
-		if !more {
-			return false
+			more, done := d.more('}')
+			if done {
+				break
+			}
+			if !more {
+				return false
+			}
 		}
 	}
+	s.Vector, s.BM25, s.Rerank, s.RRF, s.Boosted, s.Graph = vector, bm25, rerank, rrf, boosted, graph
+	s.HasVector, s.HasBM25, s.HasRerank, s.HasRRF, s.HasBoosted, s.HasGraph = hasVector, hasBM25, hasRerank, hasRRF, hasBoosted, hasGraph
+	return true
 }
 
 // duplicateIDs reports whether two chunks of the list share an id, with an
