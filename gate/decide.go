@@ -3,6 +3,7 @@ package gate
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Per-chunk reasons (decision chunks[].reason), stable tokens.
@@ -90,6 +91,34 @@ type decisionScratch struct {
 	d                      Decision
 	chunks                 []ChunkOutcome
 	missing, factors, recs []string
+	gap                    GapEvent
+	// text holds the bytes of the decision's messages (recommendations,
+	// factors, missing aspects): each is a string over its part of text,
+	// written in place instead of concatenated (a concatenation is an
+	// allocation per '+' under TinyGo). A grown text leaves the strings
+	// over the old array valid, and the next decision starts it over.
+	text []byte
+}
+
+// msg returns the end of the decision's message bytes, for appending one
+// message; done makes it a string.
+func (e *Engine) msg() []byte { return e.q.later.text }
+
+// done returns the message appended to msg()'s bytes as b. Evaluate's
+// message stays in the engine's bytes (its decision is encoded before the
+// next one starts them over); Decide's is a string of its own, as its
+// decision outlives the call.
+func (e *Engine) done(b []byte) string {
+	l := &e.q.later
+	start := len(l.text)
+	if start >= len(b) {
+		return ""
+	}
+	if !e.later.on {
+		return string(b[start:])
+	}
+	l.text = b
+	return unsafe.String(&b[start], len(b)-start)
 }
 
 func (q *queryInfo) lookup(h uint64) int {
@@ -420,6 +449,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	if e.later.on {
 		e.missing, e.factors, e.recs = later.missing[:0], later.factors[:0], later.recs[:0]
 	}
+	later.text = later.text[:0]
 	e.lowConf = false
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
@@ -445,10 +475,12 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		e.signalChunkRelevance()
 	}
 
-	d := &Decision{Policy: e.ref}
+	var d *Decision
 	if e.later.on {
 		d = &later.d
 		*d = Decision{Policy: e.ref}
+	} else {
+		d = &Decision{Policy: e.ref}
 	}
 	w := e.work
 	n := len(w)
@@ -505,8 +537,10 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	case kept == 0:
 		out = p.NoneKept
 		d.Confidence = e.confidence()
-		e.recs = append(e.recs, "No chunk reached the evidence floor "+fixed(p.Filters.EvidenceFloor, 2)+
-			": add content that answers this question, or check the retriever.")
+		b := append(e.msg(), "No chunk reached the evidence floor "...)
+		b = strconv.AppendFloat(b, p.Filters.EvidenceFloor, 'f', 2, 64)
+		b = append(b, ": add content that answers this question, or check the retriever."...)
+		e.recs = append(e.recs, e.done(b))
 	default:
 		d.Confidence = e.confidence()
 		out = p.Bands[len(p.Bands)-1].Outcome
@@ -676,9 +710,18 @@ func (e *Engine) outcome(o *ChunkOutcome, w *chunkWork, tag string) {
 // gapEvent records a knowledge gap: the query, its signals and the top five
 // chunks by score (kept or not).
 func (e *Engine) gapEvent(kind string, req *Request, d *Decision) *GapEvent {
-	g := &GapEvent{Kind: kind, Query: req.Query, Confidence: d.Confidence, Signals: d.Signals}
-	if len(req.QueryEmbedding) > 0 {
-		g.QueryEmbedding = append([]float64(nil), req.QueryEmbedding...)
+	var g *GapEvent
+	if e.later.on {
+		// Encoded before the next decision, like the rest of it.
+		g = &e.q.later.gap
+		top := g.TopChunks[:0]
+		*g = GapEvent{Kind: kind, Query: req.Query, Confidence: d.Confidence, Signals: d.Signals,
+			QueryEmbedding: req.QueryEmbedding, TopChunks: top}
+	} else {
+		g = &GapEvent{Kind: kind, Query: req.Query, Confidence: d.Confidence, Signals: d.Signals}
+		if len(req.QueryEmbedding) > 0 {
+			g.QueryEmbedding = append([]float64(nil), req.QueryEmbedding...)
+		}
 	}
 	w := e.work
 	order := e.order[:len(w)]

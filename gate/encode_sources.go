@@ -137,6 +137,7 @@ func appendEscapedJSON(dst []byte, s string, oneLine bool) []byte {
 type sourcesLater struct {
 	on      bool
 	prompt  *Prompt  // the prompt whose Sources the chunks stand for
+	held    Prompt   // what prompt points to (no allocation per decision)
 	chunks  []*Chunk // kept chunks in tag order (reused between calls)
 	warning string
 	size    int // bytes of the chunks' fields, for the size hint
@@ -190,7 +191,8 @@ func (l *sourcesLater) hold(e *Engine, order []int, instructions string) *Prompt
 		l.size += len(c.DocID) + len(c.Title) + len(c.Text) + 32
 	}
 	l.warning = e.policy.Messages.UntrustedWarning
-	l.prompt = &Prompt{Instructions: instructions}
+	l.held = Prompt{Instructions: instructions}
+	l.prompt = &l.held
 	return l.prompt
 }
 

@@ -108,10 +108,10 @@ func sigmoid(x float64) float64 {
 // pow2 is 2^x (used for half-life decay: 0.5^(age/h) = 2^(-age/h)).
 func pow2(x float64) float64 { return expDet(float64(x * ln2)) }
 
-// percent formats x like Python's "{:.0%}": x·100 rounded half-to-even on
-// the exact binary value, which is what strconv does too.
-func percent(x float64) string {
-	return strconv.FormatFloat(float64(x*100), 'f', 0, 64) + "%"
+// appendPercent appends x like Python's "{:.0%}": x·100 rounded
+// half-to-even on the exact binary value, which is what strconv does too.
+func appendPercent(dst []byte, x float64) []byte {
+	return append(strconv.AppendFloat(dst, float64(x*100), 'f', 0, 64), '%')
 }
 
 // fixed formats x with n decimals (for human-readable strings).

@@ -158,31 +158,37 @@ func (e *Engine) signalRetrieval() {
 // retrievalRecs turns the metrics into specific advice, in a fixed order.
 func (e *Engine) retrievalRecs(m *retrievalMetrics, docs int) {
 	if m.agreementPairs >= 2 && m.agreement < 0.5 {
-		e.recs = append(e.recs, "BM25 and dense rankings disagree (agreement "+fixed(m.agreement, 2)+
-			"): try query expansion, or run each retriever separately and merge the results.")
+		b := append(e.msg(), "BM25 and dense rankings disagree (agreement "...)
+		b = strconv.AppendFloat(b, m.agreement, 'f', 2, 64)
+		e.recs = append(e.recs, e.done(append(b, "): try query expansion, or run each retriever separately and merge the results."...)))
 	}
 	if m.top < 0.5 {
-		e.recs = append(e.recs, "Top score is low ("+fixed(m.top, 2)+
-			"): the corpus may not cover this question; rephrase the query or add content on this topic.")
+		b := append(e.msg(), "Top score is low ("...)
+		b = strconv.AppendFloat(b, m.top, 'f', 2, 64)
+		e.recs = append(e.recs, e.done(append(b, "): the corpus may not cover this question; rephrase the query or add content on this topic."...)))
 	}
 	if m.n > 1 && m.gap < 0.05 {
-		e.recs = append(e.recs, "No clear winner (gap "+fixed(m.gap, 2)+
-			" between the top two chunks): narrow the query or rerank with a cross-encoder.")
+		b := append(e.msg(), "No clear winner (gap "...)
+		b = strconv.AppendFloat(b, m.gap, 'f', 2, 64)
+		e.recs = append(e.recs, e.done(append(b, " between the top two chunks): narrow the query or rerank with a cross-encoder."...)))
 	}
 	if m.consensus == 0 {
-		e.recs = append(e.recs, "No chunk scores at or above "+fixed(e.policy.Retrieval.ConsensusThreshold, 2)+
-			": treat any answer as unverified.")
+		b := append(e.msg(), "No chunk scores at or above "...)
+		b = strconv.AppendFloat(b, e.policy.Retrieval.ConsensusThreshold, 'f', 2, 64)
+		e.recs = append(e.recs, e.done(append(b, ": treat any answer as unverified."...)))
 	}
 	if m.graphGiven && !m.graphSupport {
 		e.recs = append(e.recs, "No knowledge-graph support: consider graph-based (multi-hop) retrieval.")
 	}
 	if m.n >= 3 && m.diversity > 0.8 {
-		e.recs = append(e.recs, "Results are scattered across "+strconv.Itoa(docs)+
-			" documents: split the question or filter by document.")
+		b := append(e.msg(), "Results are scattered across "...)
+		b = strconv.AppendInt(b, int64(docs), 10)
+		e.recs = append(e.recs, e.done(append(b, " documents: split the question or filter by document."...)))
 	}
 	if m.rerankerImpact > 0.5 {
-		e.recs = append(e.recs, "The reranker reordered the first-stage results substantially (impact "+
-			fixed(m.rerankerImpact, 2)+"): check the first-stage retriever's recall.")
+		b := append(e.msg(), "The reranker reordered the first-stage results substantially (impact "...)
+		b = strconv.AppendFloat(b, m.rerankerImpact, 'f', 2, 64)
+		e.recs = append(e.recs, e.done(append(b, "): check the first-stage retriever's recall."...)))
 	}
 }
 

@@ -1,5 +1,7 @@
 package gate
 
+import "strconv"
+
 // Seed 003: evidence. Reciprocal Rank Fusion fuses the vector and BM25
 // rankings: fused = sum over lists of 1/(k + rank), ranks 1-based, ties in
 // input order, a chunk absent from a list getting no term from it. RRF alone
@@ -101,8 +103,11 @@ func (e *Engine) signalEvidence(req *Request) {
 	}
 	if best < cfg.LowConfidence {
 		e.lowConf = true
-		e.recs = append(e.recs, "Best evidence "+fixed(best, 2)+" is below the low-confidence score "+
-			fixed(cfg.LowConfidence, 2)+": the answer is flagged for review; add or improve content that answers this question.")
+		b := append(e.msg(), "Best evidence "...)
+		b = strconv.AppendFloat(b, best, 'f', 2, 64)
+		b = append(b, " is below the low-confidence score "...)
+		b = strconv.AppendFloat(b, cfg.LowConfidence, 'f', 2, 64)
+		e.recs = append(e.recs, e.done(append(b, ": the answer is flagged for review; add or improve content that answers this question."...)))
 	}
 	if e.policy.Filters.HasEvidenceFloor {
 		floor := e.policy.Filters.EvidenceFloor

@@ -30,7 +30,9 @@ func (e *Engine) signalSufficiency(req *Request) {
 		for t := range e.q.terms {
 			qt := &e.q.terms[t]
 			if qt.in002 && !e.q.found[t] && listed < 3 {
-				e.missing = append(e.missing, "Query term '"+string(e.qtext[qt.name0:qt.name1])+"' not found in context")
+				b := append(e.msg(), "Query term '"...)
+				b = append(b, e.qtext[qt.name0:qt.name1]...)
+				e.missing = append(e.missing, e.done(append(b, "' not found in context"...)))
 				listed++
 			}
 		}
@@ -40,7 +42,8 @@ func (e *Engine) signalSufficiency(req *Request) {
 	}
 	final := float64(coverage * 0.4)
 	if coverage > 0.7 {
-		e.factors = append(e.factors, "Good keyword coverage ("+percent(coverage)+")")
+		b := appendPercent(append(e.msg(), "Good keyword coverage ("...), coverage)
+		e.factors = append(e.factors, e.done(append(b, ')')))
 	}
 	// 2. Semantic relevance: max cosine of the caller's embeddings.
 	relevance, hasRel := 0.0, false
@@ -59,7 +62,8 @@ func (e *Engine) signalSufficiency(req *Request) {
 	if hasRel {
 		final += float64(relevance * 0.3)
 		if relevance > 0.7 {
-			e.factors = append(e.factors, "High semantic relevance ("+percent(relevance)+")")
+			b := appendPercent(append(e.msg(), "High semantic relevance ("...), relevance)
+			e.factors = append(e.factors, e.done(append(b, ')')))
 		}
 	} else {
 		final += 0.15
@@ -85,7 +89,10 @@ func (e *Engine) signalSufficiency(req *Request) {
 	count := minf(float64(n)/float64(cfg.MinContexts), 1)
 	final += float64(count * 0.1)
 	if count < 1 {
-		e.missing = append(e.missing, "Only "+strconv.Itoa(n)+" context(s), need "+strconv.Itoa(cfg.MinContexts))
+		b := append(e.msg(), "Only "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " context(s), need "...)
+		e.missing = append(e.missing, e.done(strconv.AppendInt(b, int64(cfg.MinContexts), 10)))
 	}
 	e.addSignal(SigCoverage, coverage)
 	e.addSignal(SigCoverageBest, best)

@@ -90,8 +90,8 @@ func TestPercentLikePython(t *testing.T) {
 		x    float64
 		want string
 	}{{1, "100%"}, {0.8, "80%"}, {0.125, "12%"}, {0.135, "14%"}, {0.005, "0%"}, {0.015, "2%"}, {0.7142857, "71%"}} {
-		if got := percent(c.x); got != c.want {
-			t.Errorf("percent(%v) = %s want %s", c.x, got, c.want)
+		if got := string(appendPercent([]byte("x"), c.x)); got != "x"+c.want {
+			t.Errorf("appendPercent(%v) = %s want x%s", c.x, got, c.want)
 		}
 	}
 }
