@@ -44,10 +44,10 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 // Every subject first decides each request once (warm-up, and a check that
 // it decides at all: the first error is returned).
 //
-// A call's time depends on what ran just before it: a module's code and
-// memory are evicted from the caches by the subject before it. In a fixed
-// order that made the same module bytes 6-40% slower in one column than in
-// another (docs/performance.md, "Reading the tables"). So each sample
+// A call's time depended on what ran just before it: in a fixed order, with
+// each subject's call straight after another subject's, the same module
+// bytes measured 6-40% slower in one column than in another (not the CPU
+// caches: throwing 4 MB out of them between calls barely moves a warm call) (docs/performance.md, "Reading the tables"). So each sample
 // visits the subjects in a shuffled order (seeded, so runs repeat), and
 // each subject decides the request before this one, untimed, just before
 // its timed call: warm, as a server calling one module request after

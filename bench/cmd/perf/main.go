@@ -84,7 +84,7 @@ func run(c *config) error {
 		machine.CPU, machine.Cores, machine.GOMAXPROCS, machine.Go, machine.TinyGo, machine.Load)
 	w("Requests: %s. Each figure is over %d timed decisions (%d for 100 chunks), cycling through one request per query; "+
 		"the subjects take turns sample by sample in a shuffled order, so load from other processes falls on all of them alike, "+
-		"and each decides the previous request untimed just before its timed call, so none is timed with its caches just evicted by another (see Reading the tables). "+
+		"and each decides the previous request untimed just before its timed call, so none is timed straight after another subject's call (see Reading the tables). "+
 		"Read the ratios; the absolute times move with the machine's load.\n\n", source, c.samples, c.samples/2)
 
 	// The subjects: native, and each module through the host runner.
