@@ -216,15 +216,7 @@ func (mt *mixTable) oofMix() []float64 {
 	for i := range oof {
 		oof[i] = math.NaN()
 	}
-	var queries []string
-	seen := map[string]bool{}
-	for i, g := range mt.group {
-		if mt.tune[i] && !seen[g] {
-			seen[g] = true
-			queries = append(queries, g)
-		}
-	}
-	for _, q := range queries {
+	for _, q := range mt.tuneQueries() {
 		var xt [][]float64
 		var yt []bool
 		for i, r := range mt.rows {

@@ -197,39 +197,7 @@ func (mt *mixTable) aucAt(score func([]float64) float64, k int, tune bool) float
 // cvMix is leave-one-query-out inside the tune half: fit on the other
 // queries' rows of every k, score the left-out query at every k, pool the
 // out-of-fold scores per k. It returns the AUROC per k (in mixKs order).
-func (mt *mixTable) cvMix() []float64 {
-	var queries []string
-	seen := map[string]bool{}
-	for i, g := range mt.group {
-		if mt.tune[i] && !seen[g] {
-			seen[g] = true
-			queries = append(queries, g)
-		}
-	}
-	scores := make([][]float64, len(mixKs))
-	labels := make([][]bool, len(mixKs))
-	for _, q := range queries {
-		var xt [][]float64
-		var yt []bool
-		for i, r := range mt.rows {
-			if mt.tune[i] && mt.group[i] != q {
-				xt, yt = append(xt, r), append(yt, mt.y[i])
-			}
-		}
-		m := FitLogistic(mt.names, xt, yt, 3000, 0.5, 1e-3)
-		for i, r := range mt.rows {
-			if mt.tune[i] && mt.group[i] == q {
-				j := kIndex(mt.k[i])
-				scores[j], labels[j] = append(scores[j], m.Score(r)), append(labels[j], mt.y[i])
-			}
-		}
-	}
-	out := make([]float64, len(mixKs))
-	for j := range mixKs {
-		out[j] = eval.AUROC(scores[j], labels[j])
-	}
-	return out
-}
+func (mt *mixTable) cvMix() []float64 { return mt.cvFrom(mt.oofMix(), "") }
 
 func kIndex(k int) int {
 	for j, x := range mixKs {
