@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -257,4 +258,54 @@ func FuzzEvaluateAsIs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string, untrusted bool) {
 		checkEvaluateAsIs(t, e, ref, asIsEvalRequest(a, b, untrusted))
 	})
+}
+
+// TestEvaluateOverRequest: a caller done with its request may have the
+// decision written over it (dst sharing the request's array, wholly or in
+// part); texts are then not copied from the request, whose bytes the
+// decision has overwritten, and the decision is Evaluate's.
+func TestEvaluateOverRequest(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", "*", "*.json"))
+	reqs := [][]byte{asIsEvalRequest("To reset your password open the reset password link in the account settings page.", "The password reset link expires after one hour; request a new link.", false)}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, data)
+	}
+	e, ref := presetEngine(t, "support-agent"), presetEngine(t, "support-agent")
+	for i, req := range reqs {
+		want, werr := ref.Evaluate(req)
+		for _, shift := range []int{0, 1, 100} {
+			// The request sits shift bytes into buf; dst starts at buf[0].
+			buf := make([]byte, shift+len(req), 4*(shift+len(req))+(64<<10))
+			copy(buf[shift:], req)
+			got, err := e.AppendEvaluateInPlace(buf[:0], buf[shift:])
+			if (err != nil) != (werr != nil) || err == nil && !bytes.Equal(got, want) {
+				t.Fatalf("request %d, shift %d: got %s (%v)\nwant %s (%v)", i, shift, got, err, want, werr)
+			}
+		}
+	}
+}
+
+func TestOverlaps(t *testing.T) {
+	buf := make([]byte, 10, 20)
+	for _, c := range []struct {
+		dst, data []byte
+		want      bool
+	}{
+		{buf[:0], buf, true},
+		{buf[5:5], buf[:5], false},
+		{buf[4:4], buf[:5], true},
+		{buf[:0:5], buf[5:], false},
+		{buf[:0:6], buf[5:], true},
+		{nil, buf, false},
+		{buf[:0], buf[:0], false},
+		{make([]byte, 0, 8), buf, false},
+	} {
+		if got := overlaps(c.dst, c.data); got != c.want {
+			t.Errorf("overlaps(dst cap %d, data len %d) = %v, want %v", cap(c.dst), len(c.data), got, c.want)
+		}
+	}
 }

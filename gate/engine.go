@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"unsafe"
+
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/policies"
 )
@@ -111,7 +113,9 @@ func (e *Engine) AppendEvaluateInPlace(dst, requestJSON []byte) ([]byte, error) 
 // the direct decoder read req into the engine's memory (the tree decoder's
 // Request is its own), the texts it found as the encoder would write them
 // are copied from data: nothing but decide runs between that decode and
-// this encode, and decide changes neither the texts nor data.
+// this encode, and decide changes neither the texts nor data. Unless dst's
+// array overlaps data: a caller may write the decision over the request it
+// is done with, and the copies would then read the decision's own bytes.
 func (e *Engine) appendDecided(dst []byte, req *Request, data []byte) ([]byte, error) {
 	e.later.on = true
 	d, err := e.decide(req)
@@ -119,10 +123,21 @@ func (e *Engine) appendDecided(dst []byte, req *Request, data []byte) ([]byte, e
 	if err != nil {
 		return dst, err
 	}
-	if req == &e.reqMem.req {
+	if req == &e.reqMem.req && !overlaps(dst, data) {
 		e.later.src, e.later.mem = data, &e.reqMem
 	}
 	return e.later.appendDecision(dst, d), nil
+}
+
+// overlaps reports whether appending to dst may write over any byte of data
+// (dst's whole capacity counts: an append writes there without growing).
+func overlaps(dst, data []byte) bool {
+	if cap(dst) == 0 || len(data) == 0 {
+		return false
+	}
+	d := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
+	s := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	return d < s+uintptr(len(data)) && s < d+uintptr(cap(dst))
 }
 
 // Decide is Evaluate without the JSON: for Go hosts that build requests in code.
