@@ -277,26 +277,13 @@ func TestMixedKMore(t *testing.T) {
 	held := os.Getenv("CTXGATE_EVAL_HELD") != ""
 	if os.Getenv("CTXGATE_EVAL_CANDS") == "" {
 		t.Log("new single features, tune AUROC at k=5/10/20 (sign-free: max(a, 1-a)):")
-		for j := len(mixNames); j < len(mt.names); j++ {
-			var a []float64
-			for _, k := range mixKs {
-				x := mt.aucAt(func(r []float64) float64 { return r[j] }, k, true)
-				a = append(a, math.Max(x, 1-x))
-			}
-			t.Logf("  %-12s %.4f %.4f %.4f", mt.names[j], a[0], a[1], a[2])
-		}
+		mt.logSingles(t, len(mixNames))
 	}
 	base := mt.subset(v3Cand...)
 	baseOOF := base.oofMix()
 	baseCV := base.cvFrom(baseOOF, "")
 	qs := mt.tuneQueries()
-	cands := moreCands()
-	if s := os.Getenv("CTXGATE_EVAL_CANDS"); s != "" {
-		cands = nil
-		for _, c := range strings.Split(s, ";") {
-			cands = append(cands, strings.Split(c, ","))
-		}
-	}
+	cands := candsFromEnv(moreCands())
 	t.Logf("%-36s %-22s %-7s %-7s %-15s", "features", "cv k=5 k=10 k=20", "mean", "delta", "jackknife min/max")
 	for _, c := range cands {
 		if len(c) > 4 {

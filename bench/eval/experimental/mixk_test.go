@@ -208,6 +208,33 @@ func kIndex(k int) int {
 	return -1
 }
 
+// logSingles logs the tune AUROC at each k of every feature from column
+// from on, sign-free (max(a, 1-a)).
+func (mt *mixTable) logSingles(t *testing.T, from int) {
+	for j := from; j < len(mt.names); j++ {
+		var a []float64
+		for _, k := range mixKs {
+			x := mt.aucAt(func(r []float64) float64 { return r[j] }, k, true)
+			a = append(a, math.Max(x, 1-x))
+		}
+		t.Logf("  %-12s %.4f %.4f %.4f", mt.names[j], a[0], a[1], a[2])
+	}
+}
+
+// candsFromEnv is CTXGATE_EVAL_CANDS ("a,b;c,d": candidates separated by
+// ';', features by ',') when set, else def.
+func candsFromEnv(def [][]string) [][]string {
+	s := os.Getenv("CTXGATE_EVAL_CANDS")
+	if s == "" {
+		return def
+	}
+	var cands [][]string
+	for _, c := range strings.Split(s, ";") {
+		cands = append(cands, strings.Split(c, ","))
+	}
+	return cands
+}
+
 func mean(x []float64) float64 {
 	s := 0.0
 	for _, v := range x {
@@ -226,14 +253,7 @@ func TestMixedKCandidates(t *testing.T) {
 	mt := buildMixTable(d)
 	held := os.Getenv("CTXGATE_EVAL_HELD") != ""
 	t.Log("single features, tune AUROC at k=5/10/20 (sign-free: max(a, 1-a)):")
-	for j, n := range mt.names {
-		var a []float64
-		for _, k := range mixKs {
-			x := mt.aucAt(func(r []float64) float64 { return r[j] }, k, true)
-			a = append(a, math.Max(x, 1-x))
-		}
-		t.Logf("  %-12s %.4f %.4f %.4f", n, a[0], a[1], a[2])
-	}
+	mt.logSingles(t, 0)
 	cands := [][]string{
 		{"vector"},
 		{"top_gap_imp", "vec_imp", "both"}, // the port's information, refitted on mixed k
@@ -257,13 +277,7 @@ func TestMixedKCandidates(t *testing.T) {
 		{"vec_imp", "top_gap_imp", "both", "rank_vec_c"},
 		{"vector", "top_gap", "both", "pos_c"},
 	}
-	if s := os.Getenv("CTXGATE_EVAL_CANDS"); s != "" {
-		cands = nil
-		for _, c := range strings.Split(s, ";") {
-			cands = append(cands, strings.Split(c, ","))
-		}
-	}
-	for _, c := range cands {
+	for _, c := range candsFromEnv(cands) {
 		sub := mt.subset(c...)
 		cv := sub.cvMix()
 		m, _, _ := sub.fit()
