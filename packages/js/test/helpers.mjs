@@ -72,3 +72,36 @@ export function startServe(args = [], { timeoutMs = 30000 } = {}) {
     });
   });
 }
+
+/**
+ * chunkCases: the golden cases given as `chunks` (a framework retrieves a
+ * list), each with its parsed request, the request's other members (for
+ * the components' request option) and its decision.
+ */
+export const chunkCases = cases
+  .map((c) => {
+    const { query, chunks, ...extra } = JSON.parse(text(c.request));
+    return { ...c, query, chunks, extra, decision: JSON.parse(text(c.want)) };
+  })
+  .filter((c) => Array.isArray(c.chunks));
+
+/** What a component must return for a decision: the kept chunks in S order, none for refuse and fallback. */
+export function expectedKept(decision) {
+  if (decision.action !== "inject" && decision.action !== "caveat") return [];
+  return decision.chunks.filter((c) => c.kept).map((c) => ({ id: c.id, tag: c.tag, score: c.score, reason: c.reason }));
+}
+
+/** A golden chunk's members other than its id and text: what a retriever would put in metadata. */
+export function chunkMetadata(chunk) {
+  const { id: _id, text: _text, ...rest } = chunk;
+  return rest;
+}
+
+/** The Gate for each preset, made once per test file. */
+export function gatesByPolicy(Gate) {
+  const gates = new Map();
+  return async (policy) => {
+    if (!gates.has(policy)) gates.set(policy, await Gate.create({ policy }));
+    return gates.get(policy);
+  };
+}
