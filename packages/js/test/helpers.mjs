@@ -105,3 +105,31 @@ export function gatesByPolicy(Gate) {
     return gates.get(policy);
   };
 }
+
+/**
+ * wordVector: a bag-of-words embedding (256 hashed buckets, stop words
+ * left out). Texts that
+ * share words are close, so the frameworks' real vector stores give
+ * meaningful similarities without a model.
+ */
+const STOP = new Set("a an and are as at be by can do does for from how i in is it my of on or the then to what when where which who why with you your".split(" "));
+export function wordVector(t) {
+  const v = new Array(256).fill(0);
+  for (const w of t.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    if (STOP.has(w)) continue;
+    let h = 2166136261;
+    for (const ch of w) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+    v[(h >>> 0) % 256] += 1;
+  }
+  return v;
+}
+
+/** A small knowledge base: [doc id, title, text]. */
+export const KB = [
+  ["kb/security", "Reset your password", "Reset your password in Settings, Security: Reset password."],
+  ["kb/sso", "Single sign-on", "Accounts that sign in with single sign-on cannot reset a password here: ask your identity provider."],
+  ["kb/billing", "Invoices", "Invoices are issued on the first day of each month and can be downloaded from the Billing page."],
+  ["kb/export", "Export data", "Export your workspace as a ZIP archive from Settings, then Data, then Export."],
+];
+export const ANSWERABLE = "How do I reset my password?";
+export const OFF_TOPIC = "What is the refund policy for annual plans?";
