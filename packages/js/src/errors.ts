@@ -47,6 +47,8 @@ export interface CtxgateErrorInit {
  */
 export class CtxgateError extends Error {
   readonly code: string;
+  /** The gate's message alone (message adds the code and field in front). */
+  readonly detail: string;
   readonly field: string;
   readonly status: number;
   readonly retryAfter?: number;
@@ -57,10 +59,16 @@ export class CtxgateError extends Error {
       init.cause === undefined ? undefined : { cause: init.cause });
     this.name = new.target.name;
     this.code = init.code;
+    this.detail = init.message;
     this.field = init.field ?? "";
     this.status = init.status ?? statusOf(init.code);
     if (init.retryAfter !== undefined) this.retryAfter = init.retryAfter;
     if (init.body !== undefined) this.body = init.body;
+  }
+
+  /** The error JSON ({"error":{"code","message","field"}}), as every host writes it. */
+  toJSON(): ErrorBody {
+    return { error: { code: this.code, message: this.detail, field: this.field } };
   }
 }
 
