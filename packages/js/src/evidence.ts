@@ -62,6 +62,12 @@ export class CtxgateRefusal extends Error {
   }
 }
 
+/** Where a component keeps its last decision (lastDecision, lastDecisionId). */
+export interface LastDecision {
+  lastDecision?: Decision;
+  lastDecisionId?: string;
+}
+
 export interface Gated<T> {
   decision: Decision;
   decisionId?: string;
@@ -72,9 +78,10 @@ export interface Gated<T> {
 /**
  * gateItems decides query over items (chunk(item, i) maps each one) and
  * returns the kept items. Refuse and fallback keep none: fallback means
- * the model answers without the context.
+ * the model answers without the context. The decision is recorded in
+ * `into` (the component) before onDecision hears of it.
  */
-export async function gateItems<T>(options: EvidenceOptions, query: string, items: readonly T[], chunk: (item: T, index: number) => Chunk): Promise<Gated<T>> {
+export async function gateItems<T>(options: EvidenceOptions, query: string, items: readonly T[], chunk: (item: T, index: number) => Chunk, into: LastDecision): Promise<Gated<T>> {
   const chunks = items.map((item, i) => chunk(item, i));
   assignIds(chunks);
   const extra = options.request ? await options.request(query) : {};
@@ -99,6 +106,9 @@ export async function gateItems<T>(options: EvidenceOptions, query: string, item
       kept.push({ item: items[i]!, meta });
     }
   }
+  into.lastDecision = decision;
+  if (decisionId) into.lastDecisionId = decisionId;
+  else delete into.lastDecisionId;
   const event: DecisionEvent = { query, decision, received: items.length, kept: kept.length };
   if (decisionId) event.decisionId = decisionId;
   options.onDecision?.(event);

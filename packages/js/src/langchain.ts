@@ -61,14 +61,7 @@ export class CtxgateDocumentCompressor extends BaseDocumentCompressor {
   async compressDocuments(documents: DocumentInterface[], query: string, _callbacks?: Callbacks): Promise<DocumentInterface[]> {
     const o = this.options;
     const map = o.chunk ?? ((d: DocumentInterface) => documentChunk(d, o));
-    const gated = await gateItems(
-      { ...o, onDecision: (e) => {
-        this.lastDecision = e.decision;
-        if (e.decisionId === undefined) delete this.lastDecisionId;
-        else this.lastDecisionId = e.decisionId;
-        o.onDecision?.(e);
-      } },
-      query, documents, map);
+    const gated = await gateItems(o, query, documents, map, this);
     return gated.kept.map(({ item, meta }) => {
       const fields: ConstructorParameters<typeof Document>[0] = { pageContent: item.pageContent, metadata: { ...item.metadata, ctxgate: meta } };
       if (item.id !== undefined) fields.id = item.id;

@@ -53,14 +53,7 @@ export class CtxgateNodePostprocessor implements BaseNodePostprocessor {
   async postprocessNodes(nodes: NodeWithScore[], query?: MessageContent): Promise<NodeWithScore[]> {
     const o = this.options;
     const map = o.chunk ?? ((n: NodeWithScore) => nodeChunk(n, o.scoreAs));
-    const gated = await gateItems(
-      { ...o, onDecision: (e) => {
-        this.lastDecision = e.decision;
-        if (e.decisionId === undefined) delete this.lastDecisionId;
-        else this.lastDecisionId = e.decisionId;
-        o.onDecision?.(e);
-      } },
-      queryText(query), nodes, map);
+    const gated = await gateItems(o, queryText(query), nodes, map, this);
     return gated.kept.map(({ item, meta }) => {
       const node = item.node.clone() as BaseNode;
       node.metadata = { ...node.metadata, ctxgate: meta };

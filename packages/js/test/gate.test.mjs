@@ -1,29 +1,28 @@
-// gate.test.mjs: the in-process gate under Node: every golden request gives
-// the golden bytes (the Go runner's), by preset name and by policy JSON;
-// bad input gives the error JSON as typed exceptions; policies by name,
-// text, object and signed bundle (verified inside the module, fail closed).
+// gate.test.mjs: the in-process gate under Node: the checks every runtime
+// runs (test/runtime/check.js: every golden request by preset name, byte for
+// byte, bad input as typed exceptions), the golden requests by policy JSON,
+// policies by name, text, object and signed bundle (verified inside the
+// module, fail closed), module sources, traps.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  BadRequestError, CtxgateError, Gate, LimitError, ModuleTrapError, PolicyError, PRESETS, loadModule, presetNames,
-} from "../dist/index.js";
-import { BAD_INPUTS, checkError, checkGolden, equalBytes } from "../../../examples/edge/golden.js";
-import { cases, ctxgateBin, decideWith, io, policies, root, text } from "./helpers.mjs";
+import * as pkg from "../dist/index.js";
+import { checkGolden, equalBytes } from "../../../examples/edge/golden.js";
+import { checkCount, runChecks } from "./runtime/check.js";
+import { cases, ctxgateBin, decideWith, gatesByPolicy, io, policies, root, text } from "./helpers.mjs";
 
-const byName = new Map();
-const gateFor = async (policy) => {
-  if (!byName.has(policy)) byName.set(policy, await Gate.create({ policy }));
-  return byName.get(policy);
-};
+const { BadRequestError, Gate, LimitError, ModuleTrapError, PolicyError, PRESETS, loadModule, presetNames } = pkg;
 
-test("golden decisions, policy by preset name", async () => {
-  const r = await checkGolden(cases, decideWith(gateFor));
+const gateFor = gatesByPolicy(Gate);
+
+test("node: the checks every runtime runs (golden by preset name, bad input, validate, presets)", async () => {
+  const r = await runChecks({ pkg, io, root });
+  console.log(`node: ${r.passed} passed, ${r.failed} failed`);
   assert.deepEqual(r.failures, []);
-  assert.equal(r.passed, cases.length);
+  assert.equal(r.passed, checkCount(cases.length));
 });
 
 test("golden decisions, policy as the JSON of policies/<name>.json", async () => {
@@ -52,23 +51,6 @@ test("a policy object decides like its JSON", async () => {
   const c = cases.find((x) => x.policy === "support-agent");
   const gate = await Gate.create({ policy: JSON.parse(PRESETS["support-agent"]) });
   assert.ok(equalBytes(gate.evaluateBytes(c.request), c.want));
-});
-
-test("bad input: the error JSON, as typed exceptions", async () => {
-  const gate = await gateFor("default");
-  for (const bad of BAD_INPUTS) {
-    let err;
-    try {
-      gate.evaluateBytes(bad.body);
-    } catch (e) {
-      err = e;
-    }
-    assert.ok(err instanceof CtxgateError, `${bad.name}: no CtxgateError`);
-    assert.deepEqual(checkError(bad, err.status, new TextEncoder().encode(err.body)), [], bad.name);
-    assert.equal(err.code, bad.code);
-    assert.equal(err.field, bad.field);
-    assert.ok(err instanceof (bad.code === "limit" ? LimitError : BadRequestError), `${bad.name}: ${err.name}`);
-  }
 });
 
 test("requests as objects, strings and views into larger buffers", async () => {
