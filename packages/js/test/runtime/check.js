@@ -80,3 +80,44 @@ export async function runChecks({ pkg, io, root, module }) {
 
 /** The number of checks runChecks makes for n golden cases. */
 export const checkCount = (n) => n + BAD_INPUTS.length + 3;
+
+/**
+ * runClientChecks: CtxgateClient against a real ctxgate serve (default
+ * policy) at baseUrl: every default golden request gives the golden bytes
+ * with a decision id, a bad field and an unknown decision id are their
+ * typed errors, validate works with the id.
+ */
+export async function runClientChecks({ pkg, io, root, baseUrl }) {
+  const { CtxgateClient, BadRequestError, NotFoundError } = pkg;
+  const client = new CtxgateClient({ baseUrl, timeoutMs: 10000 });
+  const cases = (await goldenCases(io, root)).filter((c) => c.policy === "default");
+  let passed = 0;
+  const failures = [];
+  const golden = await checkGolden(cases, async (_, request) => {
+    const res = await client.gate(request);
+    if (!res.decisionId || res.headers.action !== res.decision.action) throw new Error(`no decision id or headers: ${JSON.stringify(res.headers)}`);
+    return { ok: true, body: res.raw };
+  });
+  passed += golden.passed;
+  failures.push(...golden.failures.map((f) => "client: " + f));
+  const expect = async (name, p, check) => {
+    try {
+      await p;
+      failures.push(`client: ${name}: no error`);
+    } catch (e) {
+      if (check(e)) passed++;
+      else failures.push(`client: ${name}: ${e && e.name} ${e && e.message}`);
+    }
+  };
+  await expect("bad field", client.gate('{"query":"q","chunks":[{"text":"a","scores":{"bm25":-1}}]}'),
+    (e) => e instanceof BadRequestError && e.status === 422 && e.field === "chunks[0].scores.bm25");
+  await expect("unknown decision id", client.feedback("no-such-id", "down"), (e) => e instanceof NotFoundError && e.status === 404);
+  const { decisionId } = await client.gate(cases[0].request);
+  const v = await client.validate({ answer: "Yes [S1]. No [S3].", tags: ["S1"] }, { decisionId });
+  if (v.cited.join() === "S1" && v.unknown.join() === "S3") passed++;
+  else failures.push(`client: validate: ${JSON.stringify(v)}`);
+  return { passed, failed: failures.length, failures };
+}
+
+/** The number of checks runClientChecks makes for n default golden cases. */
+export const clientCheckCount = (n) => n + 3;
