@@ -50,11 +50,12 @@ export function startServe(args = [], { timeoutMs = 30000 } = {}) {
     }, timeoutMs);
     const onData = (d) => {
       log += d;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
+      // "listening on http://127.0.0.1:PORT" (or a structured line with the address).
+      const m = /listening\b[^\n]*?127\.0\.0\.1:(\d+)/i.exec(log);
       if (!m) return;
       clearTimeout(timer);
       resolvePromise({
-        url: m[1],
+        url: `http://127.0.0.1:${m[1]}`,
         log: () => log,
         async stop() {
           if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");

@@ -59,9 +59,10 @@ class Serve:
             for line in iter(self.proc.stdout.readline, b""):
                 text = line.decode("utf-8", "replace")
                 self.log.append(text)
-                m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", text)
+                # "listening on http://127.0.0.1:PORT" (or a structured line with the address).
+                m = re.search(r"listening\b.*?127\.0\.0\.1:(\d+)", text, re.IGNORECASE)
                 if m and not found.is_set():
-                    self.url = m.group(1)
+                    self.url = f"http://127.0.0.1:{m.group(1)}"
                     found.set()
 
         self._reader = threading.Thread(target=read, daemon=True)
