@@ -55,7 +55,7 @@ func TestGapsErrors(t *testing.T) {
 		}
 	}
 	code, out, errs := cli(t, "", "gaps", "report", "--events", bad, "--skip-bad")
-	if code != exitOK || !strings.Contains(errs, "skipped 1 malformed lines") || !strings.Contains(out, "1 events") {
+	if code != exitOK || !strings.Contains(errs, "skipped 1 malformed lines") || !strings.Contains(out, "1 event,") {
 		t.Errorf("--skip-bad: exit %d stderr %q", code, errs)
 	}
 }
