@@ -144,7 +144,7 @@ func WriteHTML(w io.Writer, r *Report, events []Event, opt HTMLOptions) error {
 		c := &shown[i]
 		counts := c.SourceCounts.byKind()
 		rw := row{Cluster: c, Sources: c.SourceCounts.Words(),
-			Bar:    sourceBar(counts, peak, 160, 12, "Events by source, on the scale of the largest gap"),
+			Bar:    sourceBar(counts, peak, 120, 12, "Events by source, on the scale of the largest gap"),
 			BigBar: sourceBar(counts, c.Count, 320, 18, "Events by source")}
 		if tr != nil {
 			sp := sparkline(tr.Clusters[i], tr, "Events of this gap per "+tr.UnitName())
