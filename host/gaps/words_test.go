@@ -36,13 +36,7 @@ func TestWhy(t *testing.T) {
 			"No event recorded a retrieval score, so the failure cannot be placed."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := make([]int32, len(tc.events))
-			var sc SourceCounts
-			for i := range tc.events {
-				idx[i] = int32(i)
-				sc.add(tc.events[i].Kind)
-			}
-			d := diagnose(tc.events, idx, sc, &th)
+			d := diagnoseAll(tc.events, &th)
 			if d.Title != tc.title || !reflect.DeepEqual(d.Why, tc.why) {
 				t.Errorf("title %q why %q\nwant %q %q", d.Title, d.Why, tc.title, tc.why)
 			}
