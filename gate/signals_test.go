@@ -79,8 +79,10 @@ func TestQualityFilterAndGlobalFallback(t *testing.T) {
 }
 
 // Seed 000: max similarity >= 0.5 injects; below falls back with the exact
-// minimal prompt; a chunk without a vector counts 0; no chunks is
-// vector_fallback.
+// minimal prompt and keeps no chunk (the document's `sources: []`); a chunk
+// without a vector counts 0; no chunks is vector_fallback. Values are
+// snapped to 9 decimals before the threshold compares them, so 0.499999999
+// fires and 0.4999999999 does not (docs/policy.md).
 func TestMaxSimilarityGate(t *testing.T) {
 	e := presetEngine(t, "wikigr")
 	text := words("goroutine scheduling", 30)
@@ -90,7 +92,10 @@ func TestMaxSimilarityGate(t *testing.T) {
 		qt     string
 	}{
 		{[]Scores{vec(0.5)}, ActionInject, QueryTypeVectorSearch},
+		{[]Scores{vec(0.500000001), vec(0.2)}, ActionInject, QueryTypeVectorSearch},
 		{[]Scores{vec(0.95), vec(0.1)}, ActionInject, QueryTypeVectorSearch},
+		{[]Scores{vec(0.499999999), vec(0.2)}, ActionFallback, QueryTypeGatedFallback},
+		{[]Scores{vec(0.4999999999)}, ActionInject, QueryTypeVectorSearch},
 		{[]Scores{vec(0.4999999)}, ActionFallback, QueryTypeGatedFallback},
 		{[]Scores{{}}, ActionFallback, QueryTypeGatedFallback},
 		{nil, ActionFallback, QueryTypeVectorFallback},
@@ -100,14 +105,28 @@ func TestMaxSimilarityGate(t *testing.T) {
 		for j, s := range c.scores {
 			chunks = append(chunks, Chunk{ID: string(rune('a' + j)), Text: text, Scores: s})
 		}
+		if c.action == ActionFallback && len(chunks) > 0 {
+			// A stub the quality filter would drop: the gate's reason wins,
+			// as the original never fetched sections once the gate fired.
+			chunks = append(chunks, Chunk{ID: "stub", Text: "See also.", Scores: vec(0.1)})
+		}
 		d := mustDecide(t, e, &Request{Query: "What is goroutine scheduling?", Chunks: chunks})
 		if d.Action != c.action || d.QueryType != c.qt {
 			t.Errorf("case %d: got %s/%s want %s/%s", i, d.Action, d.QueryType, c.action, c.qt)
 		}
+		for _, o := range d.Chunks {
+			if gated := d.Action == ActionFallback; o.Kept == gated || (o.Tag == "") != gated ||
+				(gated && o.Reason != ReasonGateFired) {
+				t.Errorf("case %d: chunk %+v in a %s decision", i, o, d.Action)
+			}
+		}
 		if d.Action == ActionFallback {
 			want := "The knowledge pack for this query contained no relevant content. Answer the following question using your own expertise:\n\nQuestion: What is goroutine scheduling?"
-			if d.Prompt == nil || d.Prompt.Minimal != want {
+			if d.Prompt == nil || d.Prompt.Minimal != want || d.Prompt.Sources != "" || d.Prompt.Instructions != "" {
 				t.Errorf("case %d: minimal prompt %+v", i, d.Prompt)
+			}
+			if len(d.Chunks) > 0 && d.Chunks[0].ID != "a" {
+				t.Errorf("case %d: dropped chunks should keep input order: %+v", i, d.Chunks)
 			}
 		}
 	}
