@@ -96,6 +96,7 @@ type decisionScratch struct {
 	chunks                 []ChunkOutcome
 	missing, factors, recs []string
 	gap                    GapEvent
+	rag                    RAGConfidence
 	// text holds the bytes of the decision's messages (recommendations,
 	// factors, missing aspects): each is a string over its part of text,
 	// written in place instead of concatenated (a concatenation is an
@@ -454,7 +455,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		e.missing, e.factors, e.recs = later.missing[:0], later.factors[:0], later.recs[:0]
 	}
 	later.text = later.text[:0]
-	e.lowConf = false
+	e.lowConf, e.rag = false, nil
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
 	if p.Similarity != nil {
@@ -574,7 +575,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 			d.QueryType = QueryTypeGatedFallback
 		}
 	}
-	d.Signals = e.signals
+	d.Signals, d.RAGConfidence = e.signals, e.rag
 	if !e.later.on {
 		d.Signals = append([]Signal(nil), e.signals...)
 	}

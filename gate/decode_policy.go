@@ -312,12 +312,22 @@ func readSignals(p *Policy, top obj) *Error {
 	if o, ok, err := s.object("retrieval", false); err != nil {
 		return err
 	} else if ok {
-		if err := o.strict("consensus_threshold"); err != nil {
+		if err := o.strict("consensus_threshold raw_scores rag_confidence"); err != nil {
 			return err
 		}
 		c := defaultRetrieval()
 		if err := readNum(o, "consensus_threshold", &c.ConsensusThreshold); err != nil {
 			return err
+		}
+		if b, ok, err := o.boolean("raw_scores", false); err != nil {
+			return err
+		} else if ok {
+			c.RawScores = b
+		}
+		if b, ok, err := o.boolean("rag_confidence", false); err != nil {
+			return err
+		} else if ok {
+			c.Report = b
 		}
 		p.Retrieval = &c
 	}

@@ -412,3 +412,76 @@ func TestRetrievalMetrics(t *testing.T) {
 		}
 	}
 }
+
+// Raw cross-encoder logits count as seed 004's scorer counts them
+// (raw_scores): reranks 1.5 and 1.2 from two documents give 0.775, MEDIUM,
+// where squashing them first (the default policy's report) gives 0.615.
+// The rag_confidence object reports the raw figures, the count and the
+// boolean, rounded to 3 decimals as to_dict() does.
+func TestRetrievalRawScores(t *testing.T) {
+	logits := []Chunk{
+		{ID: "c1", DocID: "doc1", Text: "t", Scores: Scores{Rerank: 1.5, HasRerank: true}},
+		{ID: "c2", DocID: "doc2", Text: "t", Scores: Scores{Rerank: 1.2, HasRerank: true}},
+	}
+	e := presetEngine(t, "rag-confidence")
+	d := mustDecide(t, e, &Request{Query: "q", Chunks: logits})
+	if !near(d.Confidence, 0.775) || d.Band != "MEDIUM" || d.Action != ActionCaveat || !d.FlagForReview {
+		t.Errorf("raw logits: %v %s %s", d.Confidence, d.Band, d.Action)
+	}
+	want := RAGConfidence{OverallConfidence: 0.775, TopScore: 1.5, ScoreGap: 0.3, ScoreSpread: 0.15, ConsensusCount: 2,
+		BM25DenseAgreement: 0.5, DocumentDiversity: 1,
+		Interpretation: "MEDIUM - Moderate confidence, review recommended", ShouldFlagForReview: true}
+	if d.RAGConfidence == nil || *d.RAGConfidence != want {
+		t.Errorf("rag_confidence %+v\nwant %+v", d.RAGConfidence, want)
+	}
+	for name, v := range map[string]float64{SigTopScore: 1, SigScoreGap: 0.3, SigScoreSpread: 0.15, SigConsensus: 1} {
+		if got, _ := sig(d, name); !near(got, v) {
+			t.Errorf("signal %s = %v, want %v (the raw figure, clamped)", name, got, v)
+		}
+	}
+	if d.Chunks[0].ID != "c1" || !(d.Chunks[0].Score > 0.8 && d.Chunks[0].Score < 0.82) {
+		t.Errorf("chunks are ordered by the logistic score: %+v", d.Chunks[0])
+	}
+	def := presetEngine(t, "default")
+	dd := mustDecide(t, def, &Request{Query: "q", Chunks: logits})
+	if v, _ := sig(dd, SigRetrievalConf); v < 0.61 || v > 0.62 || dd.RAGConfidence != nil {
+		t.Errorf("default policy: retrieval_confidence %v (squashed logits), object %+v", v, dd.RAGConfidence)
+	}
+
+	// consensus_count is the count; 7 of 8 at or above 0.75; 3 decimals.
+	var many []Chunk
+	for i, s := range []float64{0.95, 0.9, 0.88, 0.85, 0.8, 0.78, 0.75, 0.3} {
+		many = append(many, Chunk{ID: "m" + string(rune('a'+i)), DocID: "d", Text: "t", Scores: Scores{Rerank: s, HasRerank: true}})
+	}
+	d = mustDecide(t, e, &Request{Query: "q", Chunks: many})
+	r := d.RAGConfidence
+	if r == nil || r.ConsensusCount != 7 || r.TopScore != 0.95 || r.ScoreGap != 0.05 || r.DocumentDiversity != 0.125 {
+		t.Fatalf("eight chunks: %+v", r)
+	}
+	for _, x := range []float64{r.OverallConfidence, r.ScoreSpread, r.BM25DenseAgreement} {
+		if x != round3(x) {
+			t.Errorf("%v is not rounded to 3 decimals", x)
+		}
+	}
+	if c, _ := sig(d, SigConsensus); !near(c, 7.0/8) {
+		t.Errorf("consensus share %v", c)
+	}
+
+	// Negative logits: the raw top is floored at 0 in the object and
+	// clamped in the formula; no chunk at all is the scorer's empty result.
+	d = mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{{ID: "n", DocID: "d", Text: "t", Scores: Scores{Rerank: -2, HasRerank: true}}}})
+	if r := d.RAGConfidence; r == nil || r.TopScore != 0 || r.Interpretation != "VERY LOW - Poor retrieval, expert review required" {
+		t.Errorf("negative logit: %+v", r)
+	}
+	d = mustDecide(t, e, &Request{Query: "q"})
+	if r := d.RAGConfidence; r == nil || *r != (RAGConfidence{Interpretation: "NO RESULTS - No relevant chunks found", ShouldFlagForReview: true}) {
+		t.Errorf("no chunks: %+v", r)
+	}
+	// Hostile magnitudes stay finite.
+	d = mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{
+		{ID: "a", Text: "t", Scores: Scores{Rerank: 1.7e308, HasRerank: true}},
+		{ID: "b", Text: "t", Scores: Scores{Rerank: -1.7e308, HasRerank: true}}}})
+	if r := d.RAGConfidence; r == nil || r.TopScore != rawScoreLimit || r.ScoreGap != 2*rawScoreLimit || r.ScoreSpread != rawScoreLimit {
+		t.Errorf("huge scores: %+v", r)
+	}
+}
