@@ -215,6 +215,16 @@ func readNum(o obj, key string, dst *float64) *Error {
 	return nil
 }
 
+// readBool reads an optional boolean member into *dst (unchanged if absent).
+func readBool(o obj, key string, dst *bool) *Error {
+	v, ok, err := o.boolean(key, false)
+	if err != nil || !ok {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
 func readSignals(p *Policy, top obj) *Error {
 	s, ok, err := top.object("signals", false)
 	if err != nil || !ok {
@@ -319,15 +329,11 @@ func readSignals(p *Policy, top obj) *Error {
 		if err := readNum(o, "consensus_threshold", &c.ConsensusThreshold); err != nil {
 			return err
 		}
-		if b, ok, err := o.boolean("raw_scores", false); err != nil {
+		if err := readBool(o, "raw_scores", &c.RawScores); err != nil {
 			return err
-		} else if ok {
-			c.RawScores = b
 		}
-		if b, ok, err := o.boolean("rag_confidence", false); err != nil {
+		if err := readBool(o, "rag_confidence", &c.Report); err != nil {
 			return err
-		} else if ok {
-			c.Report = b
 		}
 		p.Retrieval = &c
 	}
@@ -471,12 +477,7 @@ func readOutcome(o obj, dst *Outcome, required bool) *Error {
 	} else if ok {
 		dst.Interpretation = s
 	}
-	if b, ok, err := o.boolean("flag", false); err != nil {
-		return err
-	} else if ok {
-		dst.Flag = b
-	}
-	return nil
+	return readBool(o, "flag", &dst.Flag)
 }
 
 func readMessages(p *Policy, top obj) *Error {
