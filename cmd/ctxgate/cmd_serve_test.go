@@ -115,3 +115,32 @@ func TestServeUsage(t *testing.T) {
 		t.Errorf("bad module: exit %d %q", code, errs)
 	}
 }
+
+// TestServeFailsClosed: serve never starts on the unsigned built-in default
+// in place of a missing or empty policy when trust keys are set, and honours
+// min_version from the flag and the config file.
+func TestServeFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	signed, trust := signedPolicy(t, dir, "2.0")
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, nil, 0o644)
+	config := filepath.Join(dir, "ctxgate.yaml")
+	os.WriteFile(config, []byte("min_version: \"2.1\"\n"), 0o644)
+	base := append([]string{"serve", "--listen", "127.0.0.1:0", "--reload-poll", "0"}, wasmFlags(t, "tinygo")...)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"trust without a policy", []string{"--trust", trust}, "signed bundle is required"},
+		{"empty policy file", []string{"--policy", empty}, "is empty"},
+		{"empty policy file with trust", []string{"--trust", trust, "--policy", empty}, "is empty"},
+		{"min-version flag", []string{"--trust", trust, "--policy", signed, "--min-version", "10"}, "older than min_version 10"},
+		{"min_version in the config", []string{"--config", config, "--trust", trust, "--policy", signed}, "older than min_version 2.1"},
+	} {
+		code, out, errs := cli(t, "", append(append([]string{}, base...), c.args...)...)
+		if code != exitFail || strings.Contains(out, "listening") || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and %q", c.name, code, out, errs, c.want)
+		}
+	}
+}

@@ -20,14 +20,17 @@ import (
 // sufficient_context block is seed 002's gateway configuration, mapped onto
 // the policy by PolicySource.Load (docs/server.md explains the mapping).
 type FileConfig struct {
-	Listen   string   `yaml:"listen"`
-	Policy   string   `yaml:"policy"` // a policy file, a signed bundle, or a preset name
-	Trust    []string `yaml:"trust"`  // trust files: only policies they sign are loaded
-	Module   string   `yaml:"module"` // tinygo | go
-	PoolSize int      `yaml:"pool_size"`
-	Upstream string   `yaml:"upstream"`
-	FailOpen bool     `yaml:"fail_open"`
-	GapLog   string   `yaml:"gap_log"`
+	Listen string   `yaml:"listen"`
+	Policy string   `yaml:"policy"` // a policy file, a signed bundle, or a preset name
+	Trust  []string `yaml:"trust"`  // trust files: only policies they sign are loaded
+	// MinVersion refuses a policy older than this version (and with trust
+	// keys, reloads never go back from the running version).
+	MinVersion string `yaml:"min_version"`
+	Module     string `yaml:"module"` // tinygo | go
+	PoolSize   int    `yaml:"pool_size"`
+	Upstream   string `yaml:"upstream"`
+	FailOpen   bool   `yaml:"fail_open"`
+	GapLog     string `yaml:"gap_log"`
 
 	DocumentsPath string `yaml:"documents_path"`
 	QueryPath     string `yaml:"query_path"`
@@ -147,6 +150,7 @@ func ParseFileConfig(data []byte) (*FileConfig, error) {
 func (c *FileConfig) Options() (Options, error) {
 	o := Options{
 		Policy:           PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
+		MinVersion:       strings.TrimSpace(c.MinVersion),
 		PoolSize:         c.PoolSize,
 		Upstream:         c.Upstream,
 		FailOpen:         c.FailOpen,

@@ -25,6 +25,11 @@ import (
 // policy on the TinyGo module with every default limit and no gateway.
 type Options struct {
 	Policy PolicySource
+	// MinVersion refuses a policy whose version sorts before it
+	// (bundle.CompareVersions), at start and on reload. Independently, with
+	// trust keys a reload never goes back from the running signed policy's
+	// version.
+	MinVersion string
 	// RequirePolicy makes New fail when the policy cannot be loaded.
 	// Otherwise the server starts without one, answers 503 until a reload
 	// (SIGHUP or a file change) loads a good policy.
@@ -168,6 +173,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			tr = t
 		}
 		s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if len(opts.Policy.TrustFiles) == 0 {
+		s.log.Warn("policy signatures are NOT checked: no trust keys are configured (--trust); "+
+			"whoever can write the policy file decides what the gate does", "policy", opts.Policy.describe())
 	}
 	if err := s.Reload(ctx); err != nil {
 		if opts.RequirePolicy {
