@@ -51,6 +51,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	durFlag(fs, &fc.Limits.WriteTimeout, "write-timeout", "time to write a response (0: 120s; a stream extends it per chunk)")
 	durFlag(fs, &fc.Limits.GateTimeout, "gate-timeout", "deadline of one gate call (0: 1s)")
 	durFlag(fs, &fc.Limits.UpstreamTimeout, "upstream-timeout", "time until the upstream's response headers (0: 120s)")
+	durFlag(fs, &fc.Limits.UpstreamIdleTimeout, "upstream-idle-timeout", "longest wait for more of the upstream's body, streamed or not (0: the write timeout)")
 	fs.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
 	reloadPoll := fs.Duration("reload-poll", 2*time.Second, "check the policy files for changes this often (0: only on SIGHUP)")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compiled-module cache `DIR`")
@@ -140,22 +141,23 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // override copies the flags given on the command line into the file config.
 func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 	pick := map[string]func(){
-		"listen":           func() { cfg.Listen = f.Listen },
-		"policy":           func() { cfg.Policy = f.Policy },
-		"trust":            func() { cfg.Trust = trust },
-		"min-version":      func() { cfg.MinVersion = f.MinVersion },
-		"module":           func() { cfg.Module = f.Module },
-		"pool-size":        func() { cfg.PoolSize = f.PoolSize },
-		"upstream":         func() { cfg.Upstream = f.Upstream },
-		"fail-open":        func() { cfg.FailOpen = f.FailOpen },
-		"gap-log":          func() { cfg.GapLog = f.GapLog },
-		"documents-path":   func() { cfg.DocumentsPath = f.DocumentsPath },
-		"query-path":       func() { cfg.QueryPath = f.QueryPath },
-		"max-body-bytes":   func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
-		"read-timeout":     func() { cfg.Limits.ReadTimeout = f.Limits.ReadTimeout },
-		"write-timeout":    func() { cfg.Limits.WriteTimeout = f.Limits.WriteTimeout },
-		"gate-timeout":     func() { cfg.Limits.GateTimeout = f.Limits.GateTimeout },
-		"upstream-timeout": func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
+		"listen":                func() { cfg.Listen = f.Listen },
+		"policy":                func() { cfg.Policy = f.Policy },
+		"trust":                 func() { cfg.Trust = trust },
+		"min-version":           func() { cfg.MinVersion = f.MinVersion },
+		"module":                func() { cfg.Module = f.Module },
+		"pool-size":             func() { cfg.PoolSize = f.PoolSize },
+		"upstream":              func() { cfg.Upstream = f.Upstream },
+		"fail-open":             func() { cfg.FailOpen = f.FailOpen },
+		"gap-log":               func() { cfg.GapLog = f.GapLog },
+		"documents-path":        func() { cfg.DocumentsPath = f.DocumentsPath },
+		"query-path":            func() { cfg.QueryPath = f.QueryPath },
+		"max-body-bytes":        func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
+		"read-timeout":          func() { cfg.Limits.ReadTimeout = f.Limits.ReadTimeout },
+		"write-timeout":         func() { cfg.Limits.WriteTimeout = f.Limits.WriteTimeout },
+		"gate-timeout":          func() { cfg.Limits.GateTimeout = f.Limits.GateTimeout },
+		"upstream-timeout":      func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
+		"upstream-idle-timeout": func() { cfg.Limits.UpstreamIdleTimeout = f.Limits.UpstreamIdleTimeout },
 	}
 	for name, apply := range pick {
 		if set[name] {

@@ -50,8 +50,11 @@ type FileLimits struct {
 	IdleTimeout      Duration `yaml:"idle_timeout"`
 	GateTimeout      Duration `yaml:"gate_timeout"`
 	UpstreamTimeout  Duration `yaml:"upstream_timeout"`
-	ShutdownTimeout  Duration `yaml:"shutdown_timeout"`
-	FeedbackEntries  int      `yaml:"feedback_entries"`
+	// UpstreamIdleTimeout: the longest wait for the next bytes of an
+	// upstream's body (streamed or not); zero: write_timeout.
+	UpstreamIdleTimeout Duration `yaml:"upstream_idle_timeout"`
+	ShutdownTimeout     Duration `yaml:"shutdown_timeout"`
+	FeedbackEntries     int      `yaml:"feedback_entries"`
 }
 
 // SufficientContext is seed 002's configuration block. Pointers record
@@ -149,20 +152,21 @@ func ParseFileConfig(data []byte) (*FileConfig, error) {
 // into server Options.
 func (c *FileConfig) Options() (Options, error) {
 	o := Options{
-		Policy:           PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
-		MinVersion:       strings.TrimSpace(c.MinVersion),
-		PoolSize:         c.PoolSize,
-		Upstream:         c.Upstream,
-		FailOpen:         c.FailOpen,
-		GapLog:           c.GapLog,
-		MaxBodyBytes:     c.Limits.MaxBodyBytes,
-		MaxResponseBytes: c.Limits.MaxResponseBytes,
-		ReadTimeout:      time.Duration(c.Limits.ReadTimeout),
-		WriteTimeout:     time.Duration(c.Limits.WriteTimeout),
-		IdleTimeout:      time.Duration(c.Limits.IdleTimeout),
-		GateTimeout:      time.Duration(c.Limits.GateTimeout),
-		UpstreamTimeout:  time.Duration(c.Limits.UpstreamTimeout),
-		FeedbackEntries:  c.Limits.FeedbackEntries,
+		Policy:              PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
+		MinVersion:          strings.TrimSpace(c.MinVersion),
+		PoolSize:            c.PoolSize,
+		Upstream:            c.Upstream,
+		FailOpen:            c.FailOpen,
+		GapLog:              c.GapLog,
+		MaxBodyBytes:        c.Limits.MaxBodyBytes,
+		MaxResponseBytes:    c.Limits.MaxResponseBytes,
+		ReadTimeout:         time.Duration(c.Limits.ReadTimeout),
+		WriteTimeout:        time.Duration(c.Limits.WriteTimeout),
+		IdleTimeout:         time.Duration(c.Limits.IdleTimeout),
+		GateTimeout:         time.Duration(c.Limits.GateTimeout),
+		UpstreamTimeout:     time.Duration(c.Limits.UpstreamTimeout),
+		UpstreamIdleTimeout: time.Duration(c.Limits.UpstreamIdleTimeout),
+		FeedbackEntries:     c.Limits.FeedbackEntries,
 	}
 	if c.ReloadPoll != nil {
 		o.ReloadPoll = time.Duration(*c.ReloadPoll)

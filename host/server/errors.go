@@ -15,11 +15,14 @@ import (
 const (
 	codeTimeout     = "timeout"      // 503: the gate deadline passed, or the pool stayed busy
 	codeReadTimeout = "read_timeout" // 408: the client did not send its body in time
-	codeUpstream    = "upstream"     // 502: the upstream LLM could not be reached or answered garbage
+	codeUpstream    = "upstream"     // 502: the upstream LLM could not be reached or broke off its answer
 	codeNotFound    = "not_found"    // 404: unknown path, or an unknown decision id
 	codeMethod      = "method_not_allowed"
 	codeNoUpstream  = "no_upstream" // 404: gateway mode is off (no --upstream)
 	codeUnavailable = "unavailable" // 503: the server is shutting down
+	// 504: the upstream sent no headers within upstream_timeout, went silent
+	// for upstream_idle_timeout, or did not finish within write_timeout.
+	codeUpstreamTimeout = "upstream_timeout"
 )
 
 // apiError is an error answer: the stable JSON shape plus its status.
@@ -70,6 +73,8 @@ func statusOf(code string) int {
 		return http.StatusRequestTimeout
 	case codeUpstream:
 		return http.StatusBadGateway
+	case codeUpstreamTimeout:
+		return http.StatusGatewayTimeout
 	case codeNotFound, codeNoUpstream:
 		return http.StatusNotFound
 	case codeMethod:

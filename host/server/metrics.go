@@ -33,6 +33,7 @@ type metrics struct {
 	feedback     *prometheus.CounterVec // {rating}
 	reloads      *prometheus.CounterVec // {result}
 	upstream     *prometheus.HistogramVec
+	upstreamCuts *prometheus.CounterVec // {where}: stream, body
 	gateway      *prometheus.CounterVec // {action} incl. skip, error
 	policyInfo   *prometheus.GaugeVec
 
@@ -64,7 +65,7 @@ func newMetrics(s *Server) *metrics {
 		m.refusals[i] = ref.WithLabelValues(r)
 	}
 	m.answerChecks = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_answer_checks_total",
-		Help: "Upstream answers checked (result: ok, soft_refusal, unknown_citations, uncited_sentences, skipped_stream, skipped_no_content, error)."}, []string{"result"})
+		Help: "Upstream answers checked (result: ok, soft_refusal, unknown_citations, uncited_sentences, skipped_stream, skipped_no_content, skipped_oversize, skipped_not_json, error)."}, []string{"result"})
 	m.gapEvents = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_gap_events_total",
 		Help: "Knowledge-gap events appended to the gap log, by kind."}, []string{"kind"})
 	m.feedback = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_feedback_total",
@@ -78,6 +79,8 @@ func newMetrics(s *Server) *metrics {
 	m.upstream = f.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxgate_upstream_seconds",
 		Help:    "Gateway mode: time until the upstream's response headers, by outcome (ok, error).",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}, []string{"outcome"})
+	m.upstreamCuts = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_upstream_cut_total",
+		Help: "Gateway mode: upstream answers cut after their headers (stalled past upstream_idle_timeout or write_timeout, or broken), by where: stream (ended with an error event and [DONE]), body (502/504, or the response aborted)."}, []string{"where"})
 	m.gateway = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_gateway_requests_total",
 		Help: "Gateway chat requests by what the gate did (inject, caveat, fallback, refuse, skip, error)."}, []string{"action"})
 	m.policyInfo = f.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxgate_policy_info",
