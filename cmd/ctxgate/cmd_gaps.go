@@ -86,9 +86,13 @@ func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer) (*gaps.R
 		return nil, err
 	}
 	defer closeFn()
-	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{SkipBad: f.skipBad, MaxLineBytes: f.maxLine})
+	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{SkipBad: f.skipBad, MaxLineBytes: f.maxLine, TornTail: true})
 	if err != nil {
 		return nil, errors.New(f.events + ": " + err.Error())
+	}
+	if st.TornLast > 0 {
+		io.WriteString(stderr, "ctxgate "+cmd+": warning: skipped the last line of "+f.events+" (line "+strconv.Itoa(st.TornLast)+
+			"): it has no newline and does not read, a write cut short (a crash or a full disk); every line before it was read\n")
 	}
 	if st.Skipped > 0 {
 		io.WriteString(stderr, "ctxgate "+cmd+": skipped "+strconv.Itoa(st.Skipped)+" malformed lines of "+f.events+"; first: "+st.FirstErrors[0].Error()+"\n")

@@ -43,7 +43,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&fc.PoolSize, "pool-size", 0, "Wasm instances (0: GOMAXPROCS)")
 	fs.StringVar(&fc.Upstream, "upstream", "", "OpenAI-compatible base `URL` for gateway mode (POST /v1/chat/completions)")
 	fs.BoolVar(&fc.FailOpen, "fail-open", false, "gateway: pass requests the gate cannot decide upstream unchanged")
-	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE`")
+	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE` (reopened on SIGHUP)")
+	fs.Int64Var(&fc.GapLogMaxBytes, "gap-log-max-bytes", 0, "rotate the gap log at this many `BYTES` to FILE.1, FILE.2, ... (0: never)")
+	fs.IntVar(&fc.GapLogKeep, "gap-log-keep", 0, "rotated gap logs kept (0: 5)")
 	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
 	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
@@ -122,7 +124,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return exitOK
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				srv.Reload(ctx) // logs its outcome; a bad policy keeps the old one
+				srv.Reload(ctx)    // logs its outcome; a bad policy keeps the old one
+				srv.ReopenGapLog() // logs its outcome; a failure keeps the old file
 				continue
 			}
 			opts.Logger.Info("shutting down: draining requests in flight", "signal", sig.String(), "timeout", shutdownTimeout.String())
@@ -150,6 +153,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"upstream":              func() { cfg.Upstream = f.Upstream },
 		"fail-open":             func() { cfg.FailOpen = f.FailOpen },
 		"gap-log":               func() { cfg.GapLog = f.GapLog },
+		"gap-log-max-bytes":     func() { cfg.GapLogMaxBytes = f.GapLogMaxBytes },
+		"gap-log-keep":          func() { cfg.GapLogKeep = f.GapLogKeep },
 		"documents-path":        func() { cfg.DocumentsPath = f.DocumentsPath },
 		"query-path":            func() { cfg.QueryPath = f.QueryPath },
 		"max-body-bytes":        func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },

@@ -45,26 +45,7 @@ func TestServe(t *testing.T) {
 	os.WriteFile(config, []byte("listen: 127.0.0.1:1\npolicy: "+policy+"\nlimits:\n  gate_timeout: 2s\n"), 0o644)
 	args := append([]string{"serve", "--config", config, "--listen", "127.0.0.1:0", "--reload-poll", "0",
 		"--gap-log", filepath.Join(dir, "gaps.jsonl")}, wasmFlags(t, "tinygo")...)
-	var stdout, stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(args, strings.NewReader(""), &stdout, &stderr) }()
-
-	var base string
-	deadline := time.Now().Add(30 * time.Second)
-	for base == "" {
-		if _, l, ok := strings.Cut(stdout.String(), "listening on "); ok {
-			base = strings.TrimSpace(l)
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d: %s", code, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	base, stderr, done := startServe(t, args)
 	req, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
 	resp, err := http.Post(base+"/v1/gate", "application/json", bytes.NewReader(req))
 	if err != nil {
@@ -83,7 +64,7 @@ func TestServe(t *testing.T) {
 	b, _ := json.Marshal(p)
 	os.WriteFile(policy, b, 0o644)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(stderr.String(), "policy reloaded") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no reload after SIGHUP: %s", stderr.String())
@@ -91,6 +72,37 @@ func TestServe(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	stopServe(t, stderr, done)
+}
+
+// startServe runs `ctxgate serve` in-process on a real listener and
+// returns its base URL once it listens.
+func startServe(t *testing.T, args []string) (string, *lockedBuffer, chan int) {
+	t.Helper()
+	var stdout lockedBuffer
+	stderr := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- run(args, strings.NewReader(""), &stdout, stderr) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, l, ok := strings.Cut(stdout.String(), "listening on "); ok {
+			return strings.TrimSpace(l), stderr, done
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stopServe sends SIGTERM and waits for exit 0.
+func stopServe(t *testing.T, stderr *lockedBuffer, done chan int) {
+	t.Helper()
 	syscall.Kill(os.Getpid(), syscall.SIGTERM)
 	select {
 	case code := <-done:
@@ -100,6 +112,61 @@ func TestServe(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop on SIGTERM")
 	}
+}
+
+// TestServeGapLogReopen: logrotate's default moves the gap log aside and
+// sends SIGHUP; serve then writes new events to a new file at the path.
+func TestServeGapLogReopen(t *testing.T) {
+	dir := t.TempDir()
+	gapLog := filepath.Join(dir, "gaps.jsonl")
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--reload-poll", "0", "--gap-log", gapLog}, wasmFlags(t, "tinygo")...)
+	base, stderr, done := startServe(t, args)
+	refusal, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "refuse_off_topic.json"))
+	refuse := func() string {
+		resp, err := http.Post(base+"/v1/gate", "application/json", bytes.NewReader(refusal))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.Header.Get("X-Ctxgate-Refusal") != "hard" {
+			t.Fatalf("not a refusal: %d %v", resp.StatusCode, resp.Header)
+		}
+		return resp.Header.Get("X-Ctxgate-Decision-Id")
+	}
+	waitFor := func(path, id string) {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b, _ := os.ReadFile(path)
+			if strings.Contains(string(b), `"decision_id":"`+id+`"`) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never held decision %s: %q\n%s", path, id, b, stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first := refuse()
+	waitFor(gapLog, first)
+	if err := os.Rename(gapLog, gapLog+".1"); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGHUP)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "gap log reopened") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reopen after SIGHUP: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	second := refuse()
+	waitFor(gapLog, second)
+	old, _ := os.ReadFile(gapLog + ".1")
+	if strings.Contains(string(old), second) {
+		t.Fatalf("the event after SIGHUP went to the renamed file")
+	}
+	stopServe(t, stderr, done)
 }
 
 func TestServeUsage(t *testing.T) {

@@ -236,8 +236,15 @@ func (f *gateFlags) logGap(out []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err = file.Write(line); err == nil {
+	n, err := file.Write(line)
+	if err == nil {
 		err = file.Sync()
+	} else if n > 0 {
+		// Whole or not at all: cut off the partial line (a full disk), so
+		// the next event does not land on the end of it.
+		if st, serr := file.Stat(); serr == nil {
+			file.Truncate(st.Size() - int64(n))
+		}
 	}
 	if cerr := file.Close(); err == nil {
 		err = cerr

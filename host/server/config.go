@@ -31,6 +31,10 @@ type FileConfig struct {
 	Upstream   string `yaml:"upstream"`
 	FailOpen   bool   `yaml:"fail_open"`
 	GapLog     string `yaml:"gap_log"`
+	// GapLogMaxBytes rotates the gap log at this size (0: never);
+	// GapLogKeep rotated files are kept (0: 5).
+	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
+	GapLogKeep     int   `yaml:"gap_log_keep"`
 
 	DocumentsPath string `yaml:"documents_path"`
 	QueryPath     string `yaml:"query_path"`
@@ -158,6 +162,8 @@ func (c *FileConfig) Options() (Options, error) {
 		Upstream:            c.Upstream,
 		FailOpen:            c.FailOpen,
 		GapLog:              c.GapLog,
+		GapLogMaxBytes:      c.GapLogMaxBytes,
+		GapLogKeep:          c.GapLogKeep,
 		MaxBodyBytes:        c.Limits.MaxBodyBytes,
 		MaxResponseBytes:    c.Limits.MaxResponseBytes,
 		ReadTimeout:         time.Duration(c.Limits.ReadTimeout),

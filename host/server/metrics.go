@@ -26,16 +26,17 @@ type metrics struct {
 	refusals  [2]prometheus.Counter    // hard, soft
 	other     *prometheus.CounterVec   // decisions with an action or level outside the known set
 
-	errors       *prometheus.CounterVec // {code}
-	answerChecks *prometheus.CounterVec // {result}
-	gapEvents    *prometheus.CounterVec // {kind}
-	gapLogErrors prometheus.Counter
-	feedback     *prometheus.CounterVec // {rating}
-	reloads      *prometheus.CounterVec // {result}
-	upstream     *prometheus.HistogramVec
-	upstreamCuts *prometheus.CounterVec // {where}: stream, body
-	gateway      *prometheus.CounterVec // {action} incl. skip, error
-	policyInfo   *prometheus.GaugeVec
+	errors          *prometheus.CounterVec // {code}
+	answerChecks    *prometheus.CounterVec // {result}
+	gapEvents       *prometheus.CounterVec // {kind}
+	gapLogErrors    prometheus.Counter
+	gapLogRotations prometheus.Counter
+	feedback        *prometheus.CounterVec // {rating}
+	reloads         *prometheus.CounterVec // {result}
+	upstream        *prometheus.HistogramVec
+	upstreamCuts    *prometheus.CounterVec // {where}: stream, body
+	gateway         *prometheus.CounterVec // {action} incl. skip, error
+	policyInfo      *prometheus.GaugeVec
 
 	// Pool counters survive a reload: a retired gate's totals are added here.
 	mu                  sync.Mutex
@@ -67,13 +68,15 @@ func newMetrics(s *Server) *metrics {
 	m.answerChecks = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_answer_checks_total",
 		Help: "Upstream answers checked (result: ok, soft_refusal, unknown_citations, uncited_sentences, skipped_stream, skipped_no_content, skipped_oversize, skipped_not_json, error)."}, []string{"result"})
 	m.gapEvents = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_gap_events_total",
-		Help: "Knowledge-gap events appended to the gap log, by kind."}, []string{"kind"})
+		Help: "Knowledge-gap events appended to the gap log as complete, synced lines, by kind."}, []string{"kind"})
 	m.feedback = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_feedback_total",
 		Help: "Feedback received, by rating."}, []string{"rating"})
 	m.errors = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_errors_total",
 		Help: "Error answers, by error code."}, []string{"code"})
 	m.gapLogErrors = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gap_log_errors_total",
-		Help: "Gap events that could not be written or synced."})
+		Help: "Gap events that could not be written whole or synced (a partial line is cut off, never left for the next event to land on)."})
+	m.gapLogRotations = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gap_log_rotations_total",
+		Help: "Gap log files rotated for reaching gap_log_max_bytes."})
 	m.reloads = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_policy_reloads_total",
 		Help: "Policy loads and reloads, by result (ok, error)."}, []string{"result"})
 	m.upstream = f.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxgate_upstream_seconds",

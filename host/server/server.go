@@ -70,6 +70,12 @@ type Options struct {
 
 	// GapLog is the knowledge-gap JSONL file; empty: no log.
 	GapLog string
+	// GapLogMaxBytes rotates the gap log when it reaches this size (to
+	// GapLog.1, GapLog.2, ...); 0: never (rotate it with logrotate and
+	// ReopenGapLog, SIGHUP in ctxgate serve).
+	GapLogMaxBytes int64
+	// GapLogKeep is how many rotated files are kept; default 5.
+	GapLogKeep int
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
 
@@ -120,6 +126,9 @@ func (o *Options) defaults() {
 	}
 	if o.ReloadPoll == 0 {
 		o.ReloadPoll = 2 * time.Second
+	}
+	if o.GapLogKeep <= 0 {
+		o.GapLogKeep = 5
 	}
 	if o.FeedbackEntries <= 0 {
 		o.FeedbackEntries = 10000
@@ -192,7 +201,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
 	}
 	if opts.GapLog != "" {
-		g, err := openGapLog(opts.GapLog, s.log, s.metrics)
+		g, err := openGapLog(opts.GapLog, gapLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
 		if err != nil {
 			s.closeGate()
 			return nil, err
@@ -277,6 +286,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// ReopenGapLog closes the gap log and opens its path again, once the events
+// already queued are written: after a rename-based rotation (logrotate's
+// default), new events go to the new file. ctxgate serve calls it on
+// SIGHUP. On an error the old file stays in use.
+func (s *Server) ReopenGapLog() error {
+	return s.gaps.Reopen()
 }
 
 func (s *Server) closeGate() {
