@@ -49,6 +49,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
 	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
+	fs.Int64Var(&fc.Limits.LargeBodyBytes, "large-body-bytes", 0, "gate inputs over this many `BYTES` run in the large-request lane: termination checks, limited concurrency (0: 256 KiB; -1: no lane)")
+	fs.IntVar(&fc.Limits.LargeConcurrency, "large-concurrency", 0, "calls at once in the large-request lane (0: GOMAXPROCS-1, at least 1)")
 	durFlag(fs, &fc.Limits.ReadTimeout, "read-timeout", "time to read a whole request (0: 30s)")
 	durFlag(fs, &fc.Limits.WriteTimeout, "write-timeout", "time to write a response (0: 120s; a stream extends it per chunk)")
 	durFlag(fs, &fc.Limits.GateTimeout, "gate-timeout", "deadline of one gate call (0: 1s)")
@@ -158,6 +160,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"documents-path":        func() { cfg.DocumentsPath = f.DocumentsPath },
 		"query-path":            func() { cfg.QueryPath = f.QueryPath },
 		"max-body-bytes":        func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
+		"large-body-bytes":      func() { cfg.Limits.LargeBodyBytes = f.Limits.LargeBodyBytes },
+		"large-concurrency":     func() { cfg.Limits.LargeConcurrency = f.Limits.LargeConcurrency },
 		"read-timeout":          func() { cfg.Limits.ReadTimeout = f.Limits.ReadTimeout },
 		"write-timeout":         func() { cfg.Limits.WriteTimeout = f.Limits.WriteTimeout },
 		"gate-timeout":          func() { cfg.Limits.GateTimeout = f.Limits.GateTimeout },

@@ -18,13 +18,17 @@ import (
 // old gate is closed when its last reference is released, so in-flight calls
 // finish on the policy they started with.
 type active struct {
-	ev       host.Evaluator
-	stats    func() host.Stats // nil for the native evaluator
-	ref      policyRef
-	document []byte // the policy JSON (or bundle) as handed to the gate
-	source   string
-	digest   [32]byte // sha256 of document and trust keys: "did anything change?"
-	loadedAt time.Time
+	ev    host.Evaluator
+	stats func() host.Stats // nil for the native evaluator
+	// large runs requests over largeFrom bytes (lane.go); nil: none.
+	large      host.Evaluator
+	largeStats func() host.Stats
+	largeFrom  int
+	ref        policyRef
+	document   []byte // the policy JSON (or bundle) as handed to the gate
+	source     string
+	digest     [32]byte // sha256 of document and trust keys: "did anything change?"
+	loadedAt   time.Time
 
 	refs    atomic.Int64
 	retired atomic.Bool
@@ -82,6 +86,9 @@ func (a *active) retire() {
 func (a *active) close() {
 	a.closed.Do(func() {
 		a.ev.Close(context.Background())
+		if a.large != nil {
+			a.large.Close(context.Background())
+		}
 		close(a.done)
 	})
 }
@@ -100,16 +107,7 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 		}
 		ev = n
 	} else {
-		g, err := host.New(ctx, host.Options{
-			Module: s.opts.Module, Wasm: s.opts.Wasm,
-			Policy: l.policy, TrustKeys: l.trust,
-			PoolSize: s.opts.PoolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
-			Interrupt:     s.opts.Interrupt,
-			MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),
-			// The server bounds each call with the request's gate deadline;
-			// the host's own timeout would also bound prewarming.
-			Timeout: -1,
-		})
+		g, err := host.New(ctx, s.gateOptions(l, s.opts.PoolSize, s.opts.Interrupt))
 		if err != nil {
 			return nil, err
 		}
@@ -129,6 +127,10 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 	}
 	a.ev, a.ref = ev, d.Policy
 	a.digest = l.digest()
+	if err := s.buildLane(ctx, a, l); err != nil {
+		ev.Close(ctx)
+		return nil, err
+	}
 	return a, nil
 }
 

@@ -59,6 +59,11 @@ type FileLimits struct {
 	UpstreamIdleTimeout Duration `yaml:"upstream_idle_timeout"`
 	ShutdownTimeout     Duration `yaml:"shutdown_timeout"`
 	FeedbackEntries     int      `yaml:"feedback_entries"`
+	// LargeBodyBytes: gate calls on larger inputs run in the large-request
+	// lane (0: 256 KiB; negative: no lane); LargeConcurrency bounds its
+	// calls at once (0: GOMAXPROCS-1).
+	LargeBodyBytes   int64 `yaml:"large_body_bytes"`
+	LargeConcurrency int   `yaml:"large_concurrency"`
 }
 
 // SufficientContext is seed 002's configuration block. Pointers record
@@ -173,6 +178,8 @@ func (c *FileConfig) Options() (Options, error) {
 		UpstreamTimeout:     time.Duration(c.Limits.UpstreamTimeout),
 		UpstreamIdleTimeout: time.Duration(c.Limits.UpstreamIdleTimeout),
 		FeedbackEntries:     c.Limits.FeedbackEntries,
+		LargeBodyBytes:      c.Limits.LargeBodyBytes,
+		LargeConcurrency:    c.Limits.LargeConcurrency,
 	}
 	if c.ReloadPoll != nil {
 		o.ReloadPoll = time.Duration(*c.ReloadPoll)

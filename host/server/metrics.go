@@ -35,6 +35,7 @@ type metrics struct {
 	reloads         *prometheus.CounterVec // {result}
 	upstream        *prometheus.HistogramVec
 	upstreamCuts    *prometheus.CounterVec // {where}: stream, body
+	largeRequests   prometheus.Counter
 	gateway         *prometheus.CounterVec // {action} incl. skip, error
 	policyInfo      *prometheus.GaugeVec
 
@@ -84,6 +85,8 @@ func newMetrics(s *Server) *metrics {
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}, []string{"outcome"})
 	m.upstreamCuts = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_upstream_cut_total",
 		Help: "Gateway mode: upstream answers cut after their headers (stalled past upstream_idle_timeout or write_timeout, or broken), by where: stream (ended with an error event and [DONE]), body (502/504, or the response aborted)."}, []string{"where"})
+	m.largeRequests = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_large_requests_total",
+		Help: "Gate calls over large_body_bytes, run in the large-request lane (termination checks, at most large_concurrency at once)."})
 	m.gateway = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_gateway_requests_total",
 		Help: "Gateway chat requests by what the gate did (inject, caveat, fallback, refuse, skip, error)."}, []string{"action"})
 	m.policyInfo = f.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxgate_policy_info",

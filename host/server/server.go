@@ -44,8 +44,13 @@ type Options struct {
 	// and a custom Wasm module with them.
 	Interrupt host.Interrupt
 	PoolSize  int // Wasm instances; default GOMAXPROCS
-	MaxPages  uint32
-	CacheDir  string
+	// LargeBodyBytes: gate calls on larger inputs run in the large-request
+	// lane (lane.go): termination checks, at most LargeConcurrency at once.
+	// Default 256 KiB; negative: no lane.
+	LargeBodyBytes   int64
+	LargeConcurrency int // default GOMAXPROCS-1, at least 1
+	MaxPages         uint32
+	CacheDir         string
 
 	// Upstream is the OpenAI-compatible base URL gateway mode forwards to
 	// (the request path is appended). Empty: /v1/chat/completions is 404.
@@ -126,6 +131,12 @@ func (o *Options) defaults() {
 	}
 	if o.ReloadPoll == 0 {
 		o.ReloadPoll = 2 * time.Second
+	}
+	if o.LargeBodyBytes == 0 {
+		o.LargeBodyBytes = 256 << 10
+	}
+	if o.LargeConcurrency <= 0 {
+		o.LargeConcurrency = defaultLargeConcurrency()
 	}
 	if o.GapLogKeep <= 0 {
 		o.GapLogKeep = 5
