@@ -68,7 +68,7 @@ func (s *Server) decide(r *http.Request, request []byte, withPrompt bool) ([]byt
 	out, err := s.evaluator(a, len(request)).Evaluate(ctx, request)
 	elapsed := time.Since(start)
 	if err != nil {
-		return nil, nil, fromCallError(err)
+		return nil, nil, s.callFailed(r, "evaluate", a, len(request), err)
 	}
 	d, err := readDecision(out, withPrompt)
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *Server) validate(r *http.Request, answer []byte) ([]byte, *apiError) {
 	}
 	out, err := s.evaluator(a, len(answer)).Validate(ctx, answer)
 	if err != nil {
-		return nil, fromCallError(err)
+		return nil, s.callFailed(r, "validate", a, len(answer), err)
 	}
 	return out, nil
 }

@@ -34,6 +34,9 @@ type apiError struct {
 	// JSON, when set, is the guest's own error JSON, passed through unchanged
 	// so /v1/gate answers with the same bytes as every other host.
 	JSON []byte
+	// ID, when set, is sent as X-Ctxgate-Decision-Id: the id a fault was
+	// logged under, so a client's report can be matched to the log line.
+	ID string
 }
 
 func (e *apiError) Error() string {
@@ -124,6 +127,9 @@ func fromGateError(err error) *apiError {
 func writeError(w http.ResponseWriter, e *apiError) {
 	b := e.body()
 	h := w.Header()
+	if e.ID != "" {
+		h.Set(HeaderDecisionID, e.ID)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	if e.Status == http.StatusServiceUnavailable {

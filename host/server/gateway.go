@@ -284,6 +284,14 @@ func (s *Server) checkAnswer(r *http.Request, h http.Header, root *jsonx.Value, 
 	in = jsonx.AppendString(in, x.query)
 	in = append(in, '}')
 	out, e := s.validate(r, in)
+	if e != nil && e.Code == gate.CodeLimit {
+		// Over the validator's limits (the policy's max_request_bytes, the
+		// host's input cap): the answer is relayed unchecked, as one over
+		// max_response_bytes is.
+		h.Set(HeaderAnswerCheck, "skipped-oversize")
+		s.metrics.answerChecks.WithLabelValues("skipped_oversize").Inc()
+		return
+	}
 	if e != nil {
 		h.Set(HeaderAnswerCheck, "error")
 		s.metrics.answerChecks.WithLabelValues("error").Inc()

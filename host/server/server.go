@@ -168,6 +168,7 @@ type Server struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 	closing  atomic.Bool
+	faultLog rateLimit // trap and internal-error log lines: one a second
 
 	watchMu   sync.Mutex
 	watched   map[string]fileStamp
@@ -180,7 +181,7 @@ type Server struct {
 // not listen.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	opts.defaults()
-	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}}
+	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}, faultLog: rateLimit{interval: time.Second}}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
 	var pre [6]byte

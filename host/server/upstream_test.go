@@ -225,3 +225,20 @@ func TestUpstreamErrorsNameNoAddress(t *testing.T) {
 		t.Errorf("the log does not name the upstream:\n%s", s.log.String())
 	}
 }
+
+// TestAnswerCheckOversize: an answer under max_response_bytes but over the
+// validator's own limit (the policy's max_request_bytes, 4 MiB) is relayed
+// unchecked and reported as skipped-oversize, not as an error of the check.
+func TestAnswerCheckOversize(t *testing.T) {
+	huge := strings.Repeat("Open Settings and choose Security [S1]. ", 110000) // 4.4 MB
+	up := newUpstream(t, huge)
+	s := start(t, Options{Upstream: up.ts.URL})
+	chat, _ := chatFor(t, request(t, "default", "inject"), false)
+	r := post(t, s.url+"/v1/chat/completions", chat)
+	if r.status != 200 || r.header.Get(HeaderAnswerCheck) != "skipped-oversize" || !bytes.Contains(r.body, []byte(`"sufficiency":`)) {
+		t.Fatalf("%d, answer check %q, %d bytes", r.status, r.header.Get(HeaderAnswerCheck), len(r.body))
+	}
+	if got := metricValue(t, scrape(t, s), "sufficient_context_answer_checks_total", "result", "skipped_oversize"); got != 1 {
+		t.Errorf("answer_checks{skipped_oversize} = %v, want 1", got)
+	}
+}
