@@ -2,13 +2,12 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ctxgate/ctxgate/host"
 )
 
 // slowRequest is valid and slow for the TinyGo module: one chunk whose
@@ -89,6 +88,26 @@ func TestLargeRequestLane(t *testing.T) {
 	}
 }
 
+// TestLargeRequestLaneGateway: the gateway routes by the size of the gate
+// request it builds, so the same attack through documents[].metadata is
+// stopped at the deadline in the lane, and the upstream is not called.
+func TestLargeRequestLaneGateway(t *testing.T) {
+	up := newUpstream(t, "Open Settings [S1].")
+	s := start(t, Options{Upstream: up.ts.URL, GateTimeout: 300 * time.Millisecond})
+	gateReq := slowRequest(120000)
+	var m map[string]json.RawMessage
+	decode(t, gateReq, &m)
+	chat := mustJSON(t, map[string]any{"model": "m", "documents": m["chunks"],
+		"messages": []map[string]string{{"role": "user", "content": "how do I reset my password"}}})
+	wantError(t, post(t, s.url+"/v1/chat/completions", chat), 503, codeTimeout, "")
+	if up.calls.Load() != 0 {
+		t.Fatal("the upstream was called")
+	}
+	if lane := s.cur.Load().largeStats(); lane.Discarded != 1 {
+		t.Fatalf("the call was not stopped in the lane: %+v", lane)
+	}
+}
+
 // TestLargeRequestLaneOff: LargeBodyBytes < 0 turns the lane off, as does
 // the native core (which the Go scheduler preempts anyway).
 func TestLargeRequestLaneOff(t *testing.T) {
@@ -101,5 +120,4 @@ func TestLargeRequestLaneOff(t *testing.T) {
 			t.Errorf("%+v: /healthz shows a lane: %s", o, r.body)
 		}
 	}
-	_ = host.InterruptAlways
 }
