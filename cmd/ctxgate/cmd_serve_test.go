@@ -64,13 +64,7 @@ func TestServe(t *testing.T) {
 	b, _ := json.Marshal(p)
 	os.WriteFile(policy, b, 0o644)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "policy reloaded") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload after SIGHUP: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLog(t, stderr, "policy reloaded")
 
 	stopServe(t, stderr, done)
 }
@@ -95,6 +89,18 @@ func startServe(t *testing.T, args []string) (string, *lockedBuffer, chan int) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitLog waits until serve's log says want.
+func waitLog(t *testing.T, stderr *lockedBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log never said %q: %s", want, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -153,13 +159,7 @@ func TestServeGapLogReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), "gap log reopened") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reopen after SIGHUP: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLog(t, stderr, "gap log reopened")
 	second := refuse()
 	waitFor(gapLog, second)
 	old, _ := os.ReadFile(gapLog + ".1")

@@ -50,6 +50,18 @@ func (s *signer) bundle(t testing.TB, version string) []byte {
 	return b
 }
 
+// startSigned starts a server on the default preset at version, signed,
+// with opts; it returns the signer and the bundle's path for reloads.
+func startSigned(t testing.TB, opts Options, version string) (*testServer, *signer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	sg := newSigner(t, dir)
+	path := filepath.Join(dir, "policy.bundle.json")
+	os.WriteFile(path, sg.bundle(t, version), 0o644)
+	opts.Policy = PolicySource{Path: path, TrustFiles: []string{sg.trust}}
+	return start(t, opts), sg, path
+}
+
 var trustModes = []struct {
 	name string
 	opts Options
@@ -134,13 +146,7 @@ func TestUnsignedStartWarns(t *testing.T) {
 func TestReloadEmptyKeepsPolicy(t *testing.T) {
 	for _, mode := range trustModes {
 		t.Run(mode.name, func(t *testing.T) {
-			dir := t.TempDir()
-			sg := newSigner(t, dir)
-			path := filepath.Join(dir, "policy.bundle.json")
-			os.WriteFile(path, sg.bundle(t, "1"), 0o644)
-			opts := mode.opts
-			opts.Policy = PolicySource{Path: path, TrustFiles: []string{sg.trust}}
-			s := start(t, opts)
+			s, _, path := startSigned(t, mode.opts, "1")
 			os.WriteFile(path, nil, 0o644)
 			began := time.Now()
 			err := s.Reload(context.Background())
@@ -164,11 +170,7 @@ func TestReloadEmptyKeepsPolicy(t *testing.T) {
 // TestReloadRetriesMidWrite: a reload that catches the file empty or half
 // written retries, and loads the complete file once it is there.
 func TestReloadRetriesMidWrite(t *testing.T) {
-	dir := t.TempDir()
-	sg := newSigner(t, dir)
-	path := filepath.Join(dir, "policy.bundle.json")
-	os.WriteFile(path, sg.bundle(t, "1"), 0o644)
-	s := start(t, Options{Policy: PolicySource{Path: path, TrustFiles: []string{sg.trust}}})
+	s, sg, path := startSigned(t, Options{}, "1")
 	for _, c := range []struct {
 		name, version string
 		partial       func(b []byte) []byte
@@ -199,34 +201,17 @@ func TestReloadRetriesMidWrite(t *testing.T) {
 // (truncate, write half, pause, write the rest). Every request is decided by
 // a signed version, never the built-in default, and the last version wins.
 func TestReloadWhileOverwritten(t *testing.T) {
-	dir := t.TempDir()
-	sg := newSigner(t, dir)
-	path := filepath.Join(dir, "policy.bundle.json")
 	// Versions signed-1.. (the built-in default is default@3).
 	version := func(v int) string { return "signed-" + string(rune('0'+v)) }
-	os.WriteFile(path, sg.bundle(t, version(1)), 0o644)
-	s := start(t, Options{Policy: PolicySource{Path: path, TrustFiles: []string{sg.trust}}, ReloadPoll: 5 * time.Millisecond})
+	s, sg, path := startSigned(t, Options{ReloadPoll: 5 * time.Millisecond}, version(1))
 	body := request(t, "default", "inject")
 	var served sync.Map
 	var requests atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := post(t, s.url+"/v1/gate", body)
-				requests.Add(1)
-				served.Store(r.header.Get(HeaderPolicy), true)
-			}
-		}()
-	}
+	stop := hammer(2, func() {
+		r := post(t, s.url+"/v1/gate", body)
+		requests.Add(1)
+		served.Store(r.header.Get(HeaderPolicy), true)
+	})
 	const versions = 8
 	for v := 2; v <= versions; v++ {
 		b := sg.bundle(t, version(v))
@@ -245,8 +230,7 @@ func TestReloadWhileOverwritten(t *testing.T) {
 	eventually(t, "the last version to load", func() bool {
 		return post(t, s.url+"/v1/gate", body).header.Get(HeaderPolicy) == want
 	})
-	close(stop)
-	wg.Wait()
+	stop()
 	served.Range(func(k, _ any) bool {
 		if p := k.(string); !strings.HasPrefix(p, "default@signed-") {
 			t.Errorf("a request was decided by %q", p)
@@ -263,11 +247,7 @@ func TestReloadWhileOverwritten(t *testing.T) {
 // one is refused on reload, logged as a rollback and counted apart from other
 // failures; MinVersion refuses older ones at start and on reload.
 func TestReloadRollback(t *testing.T) {
-	dir := t.TempDir()
-	sg := newSigner(t, dir)
-	path := filepath.Join(dir, "policy.bundle.json")
-	os.WriteFile(path, sg.bundle(t, "101"), 0o644)
-	s := start(t, Options{Policy: PolicySource{Path: path, TrustFiles: []string{sg.trust}}})
+	s, sg, path := startSigned(t, Options{}, "101")
 	os.WriteFile(path, sg.bundle(t, "100"), 0o644)
 	err := s.Reload(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "older than the running signed policy's 101") {
