@@ -61,15 +61,14 @@ func serveProcess(t *testing.T, args ...string) (string, *lockedBuffer) {
 	return "", nil
 }
 
-// attackRequest is the worst input found within the default limits (issue
-// 15): one chunk whose metadata object has 200,000 distinct keys, plus 14
-// chunks of 64 KiB of text (the per-chunk limit). 3.3 MB: under the 4 MiB
-// max_request_bytes and the 8 MiB body limit, so every layer accepts it and
-// the whole of it reaches the guest.
-func attackRequest() []byte {
+// attackRequest is issue 15's attack: one chunk whose metadata object has
+// keys distinct keys, plus texts chunks of 64 KiB of text (the per-chunk
+// limit). Its cost in the TinyGo module grows with the square of keys, and
+// with the calls an instance has already made.
+func attackRequest(keys, texts int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"query":"how do I reset my password","chunks":[{"id":"m","text":"reset the password in settings","scores":{"vector":0.8},"metadata":{`)
-	for i := range 200000 {
+	for i := range keys {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -79,7 +78,7 @@ func attackRequest() []byte {
 	}
 	b.WriteString(`}}`)
 	text := strings.Repeat("password reset settings account ", 2048)[:64<<10-1]
-	for i := range 14 {
+	for i := range texts {
 		b.WriteString(`,{"id":"t` + strconv.Itoa(i) + `","text":"` + text + `","scores":{"vector":0.5}}`)
 	}
 	b.WriteString(`]}`)
@@ -144,23 +143,41 @@ func failures(m map[string]int) string {
 // own with nothing but a port and the module chosen, two attackers posting
 // attackRequest back to back, a third client posting an ordinary request
 // every 10 ms, and a probe getting /healthz every 20 ms, for
-// CTXGATE_ATTACK_SECONDS (default 5; the issue's figure is for 60).
+// CTXGATE_ATTACK_SECONDS (default 5; the issue's figure is for 60), with
+// CTXGATE_ATTACK_SERVE_FLAGS added to serve's flags when set.
 //
 // It fails when a third-client request or a probe fails, or when either p99
 // passes the gate deadline (1 s): the guarantee is that one slow request
 // never delays others beyond the deadline. The 100 ms target is reported in
 // the log and enforced only with CTXGATE_ATTACK_STRICT=1: a timed assertion
 // that tight is at the mercy of a shared machine.
+//
+// Two attacks, each against a fresh server: the issue's (200,000 keys and
+// 14 chunks of 64 KiB, 3.3 MB: under max_request_bytes, so all of it
+// reaches the guest, in the large-request lane), and the same attack cut to
+// just under large_body_bytes (21,000 keys, 252 KB), the worst that still
+// runs in the fast pool without termination checks.
 func TestServeUnderAttack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs ctxgate serve under load for seconds")
 	}
+	for _, c := range []struct {
+		name        string
+		keys, texts int
+	}{{"metadata attack", 200000, 14}, {"just under large_body_bytes", 21000, 0}} {
+		t.Run(c.name, func(t *testing.T) { underAttack(t, attackRequest(c.keys, c.texts)) })
+	}
+}
+
+func underAttack(t *testing.T, attack []byte) {
 	seconds := 5
 	if v, err := strconv.Atoi(os.Getenv("CTXGATE_ATTACK_SECONDS")); err == nil && v > 0 {
 		seconds = v
 	}
-	base, stderr := serveProcess(t, append([]string{"--reload-poll", "0"}, wasmFlags(t, "tinygo")...)...)
-	attack := attackRequest()
+	args := append([]string{"--reload-poll", "0"}, wasmFlags(t, "tinygo")...)
+	// Other settings to compare (the test's claim is about the defaults).
+	args = append(args, strings.Fields(os.Getenv("CTXGATE_ATTACK_SERVE_FLAGS"))...)
+	base, stderr := serveProcess(t, args...)
 	normal, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
 	if err != nil {
 		t.Fatal(err)
