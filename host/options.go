@@ -18,7 +18,8 @@ type Options struct {
 	Wasm []byte
 
 	// Policy is the policy JSON, or a signed bundle (then TrustKeys must name
-	// the keys it may be signed with). Empty selects the built-in default.
+	// the keys it may be signed with). Empty selects the built-in default,
+	// except with TrustKeys: then New fails (the default is not signed).
 	Policy    []byte
 	TrustKeys []byte
 

@@ -99,11 +99,15 @@ func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer, formats 
 		return nil, err
 	}
 	defer closeFn()
-	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{SkipBad: f.skipBad, MaxLineBytes: f.maxLine})
+	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{SkipBad: f.skipBad, MaxLineBytes: f.maxLine, TornTail: true})
 	if err != nil {
 		return nil, errors.New(f.events + ": " + err.Error())
 	}
 	l := &gapsLoad{events: evs}
+	if st.TornLast > 0 {
+		io.WriteString(stderr, "ctxgate "+cmd+": warning: skipped the last line of "+f.events+" (line "+strconv.Itoa(st.TornLast)+
+			"): it has no newline and does not read, a write cut short (a crash or a full disk); every line before it was read\n")
+	}
 	if st.Skipped > 0 {
 		l.skipped = "skipped " + strconv.Itoa(st.Skipped) + " malformed lines of " + f.events + "; first: " + st.FirstErrors[0].Error()
 		io.WriteString(stderr, "ctxgate "+cmd+": "+l.skipped+"\n")

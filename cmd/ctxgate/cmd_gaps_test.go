@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,5 +106,31 @@ func TestGapsVerify(t *testing.T) {
 	want, _ := os.ReadFile("../../testdata/gaps/sample.verify-scores.md")
 	if code != exitOK || out != string(want) {
 		t.Errorf("--judge scores: exit %d, output differs from sample.verify-scores.md:\n%s", code, out)
+	}
+}
+
+// TestGapsReportTornLastLine: a gap log whose writer died mid-line ends in a
+// partial line without a newline. gaps report reads every line before it,
+// says on stderr that it skipped it, and exits 0; the same bad line with
+// its newline (or anywhere else) is still an error.
+func TestGapsReportTornLastLine(t *testing.T) {
+	dir := t.TempDir()
+	whole, err := os.ReadFile(sampleEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := filepath.Join(dir, "torn.jsonl")
+	os.WriteFile(torn, append(append([]byte{}, whole...), `{"kind":"refusal_hard","query":"how do I reset my pa`...), 0o644)
+	want, _ := os.ReadFile("../../testdata/gaps/sample.report.md")
+	code, out, errs := cli(t, "", "gaps", "report", "--events", torn)
+	lines := strings.Count(string(whole), "\n")
+	if code != exitOK || out != string(want) || !strings.Contains(errs, "warning: skipped the last line") ||
+		!strings.Contains(errs, "line "+strconv.Itoa(lines+1)) {
+		t.Fatalf("torn last line: exit %d, stderr %q, report equal to the whole file's: %v", code, errs, out == string(want))
+	}
+	terminated := filepath.Join(dir, "terminated.jsonl")
+	os.WriteFile(terminated, append(append([]byte{}, whole...), `{"kind":"refusal_hard","query":"how do I reset my pa`+"\n"...), 0o644)
+	if code, _, errs := cli(t, "", "gaps", "report", "--events", terminated); code != exitFail || !strings.Contains(errs, "line "+strconv.Itoa(lines+1)) {
+		t.Fatalf("a bad line with its newline: exit %d, stderr %q", code, errs)
 	}
 }

@@ -35,6 +35,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Listen, "listen", "127.0.0.1:8080", "listen `ADDR`")
 	fs.StringVar(&fc.Policy, "policy", "", "policy JSON `FILE`, signed bundle, or preset name")
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
+	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, reloads never go back from the running version)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
 	interrupt := fs.String("interrupt", "auto", "can a gate deadline stop a running call: `auto` (a --wasm module yes, the bundled ones run without wazero's termination checks, 4-8x faster), always, never (docs/performance.md)")
@@ -42,14 +43,19 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&fc.PoolSize, "pool-size", 0, "Wasm instances (0: GOMAXPROCS)")
 	fs.StringVar(&fc.Upstream, "upstream", "", "OpenAI-compatible base `URL` for gateway mode (POST /v1/chat/completions)")
 	fs.BoolVar(&fc.FailOpen, "fail-open", false, "gateway: pass requests the gate cannot decide upstream unchanged")
-	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE`")
+	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE` (reopened on SIGHUP)")
+	fs.Int64Var(&fc.GapLogMaxBytes, "gap-log-max-bytes", 0, "rotate the gap log at this many `BYTES` to FILE.1, FILE.2, ... (0: never)")
+	fs.IntVar(&fc.GapLogKeep, "gap-log-keep", 0, "rotated gap logs kept (0: 5)")
 	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
 	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
+	fs.Int64Var(&fc.Limits.LargeBodyBytes, "large-body-bytes", 0, "gate inputs over this many `BYTES` run in the large-request lane: termination checks, limited concurrency (0: 256 KiB; -1: no lane)")
+	fs.IntVar(&fc.Limits.LargeConcurrency, "large-concurrency", 0, "calls at once in the large-request lane (0: GOMAXPROCS-1, at least 1)")
 	durFlag(fs, &fc.Limits.ReadTimeout, "read-timeout", "time to read a whole request (0: 30s)")
 	durFlag(fs, &fc.Limits.WriteTimeout, "write-timeout", "time to write a response (0: 120s; a stream extends it per chunk)")
 	durFlag(fs, &fc.Limits.GateTimeout, "gate-timeout", "deadline of one gate call (0: 1s)")
 	durFlag(fs, &fc.Limits.UpstreamTimeout, "upstream-timeout", "time until the upstream's response headers (0: 120s)")
+	durFlag(fs, &fc.Limits.UpstreamIdleTimeout, "upstream-idle-timeout", "longest wait for more of the upstream's body, streamed or not (0: the write timeout)")
 	fs.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
 	reloadPoll := fs.Duration("reload-poll", 2*time.Second, "check the policy files for changes this often (0: only on SIGHUP)")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compiled-module cache `DIR`")
@@ -120,7 +126,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return exitOK
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				srv.Reload(ctx) // logs its outcome; a bad policy keeps the old one
+				srv.Reload(ctx)    // logs its outcome; a bad policy keeps the old one
+				srv.ReopenGapLog() // logs its outcome; a failure keeps the old file
 				continue
 			}
 			opts.Logger.Info("shutting down: draining requests in flight", "signal", sig.String(), "timeout", shutdownTimeout.String())
@@ -139,21 +146,27 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // override copies the flags given on the command line into the file config.
 func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 	pick := map[string]func(){
-		"listen":           func() { cfg.Listen = f.Listen },
-		"policy":           func() { cfg.Policy = f.Policy },
-		"trust":            func() { cfg.Trust = trust },
-		"module":           func() { cfg.Module = f.Module },
-		"pool-size":        func() { cfg.PoolSize = f.PoolSize },
-		"upstream":         func() { cfg.Upstream = f.Upstream },
-		"fail-open":        func() { cfg.FailOpen = f.FailOpen },
-		"gap-log":          func() { cfg.GapLog = f.GapLog },
-		"documents-path":   func() { cfg.DocumentsPath = f.DocumentsPath },
-		"query-path":       func() { cfg.QueryPath = f.QueryPath },
-		"max-body-bytes":   func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
-		"read-timeout":     func() { cfg.Limits.ReadTimeout = f.Limits.ReadTimeout },
-		"write-timeout":    func() { cfg.Limits.WriteTimeout = f.Limits.WriteTimeout },
-		"gate-timeout":     func() { cfg.Limits.GateTimeout = f.Limits.GateTimeout },
-		"upstream-timeout": func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
+		"listen":                func() { cfg.Listen = f.Listen },
+		"policy":                func() { cfg.Policy = f.Policy },
+		"trust":                 func() { cfg.Trust = trust },
+		"min-version":           func() { cfg.MinVersion = f.MinVersion },
+		"module":                func() { cfg.Module = f.Module },
+		"pool-size":             func() { cfg.PoolSize = f.PoolSize },
+		"upstream":              func() { cfg.Upstream = f.Upstream },
+		"fail-open":             func() { cfg.FailOpen = f.FailOpen },
+		"gap-log":               func() { cfg.GapLog = f.GapLog },
+		"gap-log-max-bytes":     func() { cfg.GapLogMaxBytes = f.GapLogMaxBytes },
+		"gap-log-keep":          func() { cfg.GapLogKeep = f.GapLogKeep },
+		"documents-path":        func() { cfg.DocumentsPath = f.DocumentsPath },
+		"query-path":            func() { cfg.QueryPath = f.QueryPath },
+		"max-body-bytes":        func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
+		"large-body-bytes":      func() { cfg.Limits.LargeBodyBytes = f.Limits.LargeBodyBytes },
+		"large-concurrency":     func() { cfg.Limits.LargeConcurrency = f.Limits.LargeConcurrency },
+		"read-timeout":          func() { cfg.Limits.ReadTimeout = f.Limits.ReadTimeout },
+		"write-timeout":         func() { cfg.Limits.WriteTimeout = f.Limits.WriteTimeout },
+		"gate-timeout":          func() { cfg.Limits.GateTimeout = f.Limits.GateTimeout },
+		"upstream-timeout":      func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
+		"upstream-idle-timeout": func() { cfg.Limits.UpstreamIdleTimeout = f.Limits.UpstreamIdleTimeout },
 	}
 	for name, apply := range pick {
 		if set[name] {

@@ -4,9 +4,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -112,6 +114,7 @@ type gateFlags struct {
 	maxPages uint
 	cacheDir string
 	trust    signFileList // --trust: load only policies these keys sign
+	minVer   string       // --min-version: refuse an older policy
 	gapLog   string       // --gap-log: append gap events here (JSONL)
 }
 
@@ -124,6 +127,7 @@ func (f *gateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&f.maxPages, "max-pages", 1024, "memory cap per Wasm memory, in 64 KiB pages")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compiled-module cache `DIR` (\"\": compile every run)")
 	fs.Var(&f.trust, "trust", "trust `FILE` of public keys (repeatable, for rotation): the policy must be a bundle they sign")
+	fs.StringVar(&f.minVer, "min-version", "", "refuse a policy whose version sorts before `V` (as verify --min-version)")
 	fs.StringVar(&f.gapLog, "gap-log", "", "append the knowledge-gap event, if any, to this JSONL `FILE` (read by ctxgate gaps)")
 }
 
@@ -140,6 +144,9 @@ func defaultCacheDir() string {
 // open builds the evaluator the flags ask for. A usage problem (unknown
 // module) is reported as such, so the caller can exit 2.
 func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
+	if f.policy == "" && len(f.trust) > 0 {
+		return nil, errors.New("--trust is set but --policy is not: a signed bundle is required (the built-in default is not signed)")
+	}
 	policy, err := f.loadPolicy()
 	if err != nil {
 		return nil, err
@@ -150,20 +157,56 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 			return nil, err
 		}
 	}
+	var ev host.Evaluator
 	if f.native {
 		// The Wasm path verifies inside the sandbox; natively the same
 		// rules run here, so --native refuses what the module refuses.
-		return host.NewNativeTrusted(policy, marshalTrust(trust))
-	}
-	opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
-	if f.wasm != "" {
-		if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
+		if ev, err = host.NewNativeTrusted(policy, marshalTrust(trust)); err != nil {
 			return nil, err
 		}
-	} else if opts.Module, err = host.ParseModule(f.module); err != nil {
-		return nil, usageError{err}
+	} else {
+		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
+		if f.wasm != "" {
+			if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
+				return nil, err
+			}
+		} else if opts.Module, err = host.ParseModule(f.module); err != nil {
+			return nil, usageError{err}
+		}
+		if ev, err = host.New(ctx, opts); err != nil {
+			return nil, err
+		}
 	}
-	return host.New(ctx, opts)
+	if err := f.checkVersion(ctx, ev); err != nil {
+		ev.Close(ctx)
+		return nil, err
+	}
+	return ev, nil
+}
+
+// checkVersion applies --min-version to the policy the evaluator loaded
+// (after the module verified it, so the version is the signed one).
+func (f *gateFlags) checkVersion(ctx context.Context, ev host.Evaluator) error {
+	if f.minVer == "" {
+		return nil
+	}
+	desc, err := ev.Describe(ctx)
+	if err != nil {
+		return err
+	}
+	var d struct {
+		Policy struct{ Name, Version string } `json:"policy"`
+	}
+	if err := json.Unmarshal(desc, &d); err != nil {
+		return errors.New("describe: " + err.Error())
+	}
+	switch {
+	case d.Policy.Version == "":
+		return errors.New("policy " + d.Policy.Name + " has no version, and --min-version " + f.minVer + " is set")
+	case bundle.CompareVersions(d.Policy.Version, f.minVer) < 0:
+		return errors.New("policy version " + d.Policy.Version + " is older than --min-version " + f.minVer + " (replay of an older policy?)")
+	}
+	return nil
 }
 
 func marshalTrust(keys []bundle.PublicKey) []byte {
@@ -193,8 +236,15 @@ func (f *gateFlags) logGap(out []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err = file.Write(line); err == nil {
+	n, err := file.Write(line)
+	if err == nil {
 		err = file.Sync()
+	} else if n > 0 {
+		// Whole or not at all: cut off the partial line (a full disk), so
+		// the next event does not land on the end of it.
+		if st, serr := file.Stat(); serr == nil {
+			file.Truncate(st.Size() - int64(n))
+		}
 	}
 	if cerr := file.Close(); err == nil {
 		err = cerr
@@ -209,6 +259,10 @@ func (f *gateFlags) loadPolicy() ([]byte, error) {
 	}
 	b, err := os.ReadFile(f.policy)
 	if err == nil {
+		if len(bytes.TrimSpace(b)) == 0 {
+			// Never the built-in default in place of a file.
+			return nil, errors.New("policy " + quote(f.policy) + " is empty")
+		}
 		return b, nil
 	}
 	if p, ok := policies.Get(f.policy); ok && errors.Is(err, fs.ErrNotExist) {

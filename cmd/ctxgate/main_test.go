@@ -16,6 +16,10 @@ import (
 var cacheDir string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		// The test binary standing in for the built CLI (serveProcess).
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	d, err := os.MkdirTemp("", "ctxgate-cli-test-")
 	if err != nil {
 		panic(err)

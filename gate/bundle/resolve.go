@@ -7,12 +7,19 @@ import "github.com/ctxgate/ctxgate/gate"
 // every host: the Extism guest, the native runner and the CLI.
 //   - trust keys and a policy: the policy must be a bundle they sign (hybrid);
 //   - a bundle without trust keys: refused, since it cannot be checked;
-//   - no policy: nil, which selects the built-in default (it is part of the
-//     module the host already chose to run, so there is nothing to verify).
+//   - trust keys and no policy: refused. The built-in default is not signed,
+//     and an empty policy is what a host reads from a file caught mid-write
+//     or a mount that is not there yet: running the default then would be a
+//     silent bypass of the signature requirement;
+//   - no policy and no trust keys: nil, which selects the built-in default
+//     (it is part of the module the host already chose to run).
 //
 // policyField and trustField name the configuration keys in errors.
 func Resolve(policy, trustJSON []byte, policyField, trustField string) ([]byte, error) {
 	switch {
+	case len(policy) == 0 && len(trustJSON) > 0:
+		return nil, &gate.Error{Code: gate.CodeBadPolicy, Field: policyField,
+			Message: trustField + " are configured but there is no policy: a signed bundle is required (the built-in default is not signed)"}
 	case len(policy) == 0:
 		return nil, nil
 	case len(trustJSON) > 0:

@@ -26,6 +26,10 @@ type ReadOptions struct {
 	SkipBad bool
 	// MaxLineBytes bounds one line; 0 means DefaultMaxLineBytes.
 	MaxLineBytes int
+	// TornTail skips a last line that has no newline and does not read
+	// (ReadStats.TornLast), even when reading strictly: an appending writer
+	// that died mid-line leaves one, and every line before it is whole.
+	TornTail bool
 }
 
 // ReadStats says what a read saw.
@@ -34,6 +38,9 @@ type ReadStats struct {
 	Events  int // events returned
 	Skipped int // malformed lines skipped (SkipBad only)
 	NotGaps int // decision lines whose gap_event was null: not a gap, not an error
+	// TornLast is the number of the last line when it has no newline, does
+	// not read and was skipped (ReadOptions.TornTail); 0 when there is none.
+	TornLast int
 	// FirstErrors holds up to 10 of the skipped lines' errors, so a user can
 	// see what was wrong without re-running strictly.
 	FirstErrors []*LineError
@@ -95,7 +102,7 @@ func ReadEvents(r io.Reader, opt ReadOptions) ([]Event, ReadStats, error) {
 // reader shares: the line bound, and SkipBad (count the bad line, keep its
 // error among the first ten, go on) versus stopping at the first bad line.
 func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, line []byte) *LineError) error {
-	return readLines(r, opt.MaxLineBytes, func(n int, line []byte, lerr *LineError) error {
+	return readLines(r, opt.MaxLineBytes, func(n int, line []byte, unterminated bool, lerr *LineError) error {
 		st.Lines = n
 		if lerr == nil {
 			if len(line) == 0 {
@@ -104,6 +111,12 @@ func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, l
 			if lerr = decode(n, line); lerr == nil {
 				return nil
 			}
+		}
+		if unterminated && opt.TornTail {
+			// The last line, cut short before its newline: what a writer
+			// leaves when it dies mid-line. Every line before it is whole.
+			st.TornLast = n
+			return nil
 		}
 		if !opt.SkipBad {
 			return lerr
@@ -117,9 +130,10 @@ func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, l
 }
 
 // readLines calls fn for each line (trimmed of CR/LF and surrounding space, a
-// leading BOM removed), or with a LineError for a line over the bound. It
-// stops at the first error fn returns.
-func readLines(r io.Reader, max int, fn func(n int, line []byte, lerr *LineError) error) error {
+// leading BOM removed), or with a LineError for a line over the bound;
+// unterminated marks a last line with no newline. It stops at the first
+// error fn returns.
+func readLines(r io.Reader, max int, fn func(n int, line []byte, unterminated bool, lerr *LineError) error) error {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
@@ -148,7 +162,7 @@ func readLines(r io.Reader, max int, fn func(n int, line []byte, lerr *LineError
 			return err
 		}
 		if tooLong {
-			if e := fn(n, nil, &LineError{Line: n, Msg: "line longer than " + strconv.Itoa(max) + " bytes"}); e != nil {
+			if e := fn(n, nil, false, &LineError{Line: n, Msg: "line longer than " + strconv.Itoa(max) + " bytes"}); e != nil {
 				return e
 			}
 		} else if len(buf) > 0 || err == nil {
@@ -156,7 +170,7 @@ func readLines(r io.Reader, max int, fn func(n int, line []byte, lerr *LineError
 			if n == 1 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 			}
-			if e := fn(n, line, nil); e != nil {
+			if e := fn(n, line, err == io.EOF, nil); e != nil {
 				return e
 			}
 		}

@@ -107,3 +107,27 @@ func TestQueryTerms(t *testing.T) {
 		t.Errorf("normQuery: %q != %q", a, b)
 	}
 }
+
+// TestReadTornTail: a last line without a newline that does not read is
+// skipped and reported with TornTail, an error without it; a bad line with
+// its newline is an error either way, and a good unterminated line reads.
+func TestReadTornTail(t *testing.T) {
+	good := `{"kind":"refusal_hard","query":"a"}` + "\n"
+	for _, c := range []struct {
+		in         string
+		torn       bool
+		events     int
+		tornLast   int
+		wantErrful bool
+	}{
+		{good + `{"kind":"refu`, true, 1, 2, false},
+		{good + `{"kind":"refu`, false, 0, 0, true},
+		{good + `{"kind":"refu` + "\n", true, 0, 0, true},
+		{good + `{"kind":"refusal_hard","query":"b"}`, true, 2, 0, false},
+	} {
+		evs, st, err := ReadEvents(strings.NewReader(c.in), ReadOptions{TornTail: c.torn})
+		if (err != nil) != c.wantErrful || err == nil && (len(evs) != c.events || st.TornLast != c.tornLast) {
+			t.Errorf("%q torn=%v: %d events, TornLast %d, err %v", c.in, c.torn, len(evs), st.TornLast, err)
+		}
+	}
+}

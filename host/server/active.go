@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host"
 )
 
@@ -17,13 +18,17 @@ import (
 // old gate is closed when its last reference is released, so in-flight calls
 // finish on the policy they started with.
 type active struct {
-	ev       host.Evaluator
-	stats    func() host.Stats // nil for the native evaluator
-	ref      policyRef
-	document []byte // the policy JSON (or bundle) as handed to the gate
-	source   string
-	digest   [32]byte // sha256 of document and trust keys: "did anything change?"
-	loadedAt time.Time
+	ev    host.Evaluator
+	stats func() host.Stats // nil for the native evaluator
+	// large runs requests over largeFrom bytes (lane.go); nil: none.
+	large      host.Evaluator
+	largeStats func() host.Stats
+	largeFrom  int
+	ref        policyRef
+	document   []byte // the policy JSON (or bundle) as handed to the gate
+	source     string
+	digest     [32]byte // sha256 of document and trust keys: "did anything change?"
+	loadedAt   time.Time
 
 	refs    atomic.Int64
 	retired atomic.Bool
@@ -81,6 +86,9 @@ func (a *active) retire() {
 func (a *active) close() {
 	a.closed.Do(func() {
 		a.ev.Close(context.Background())
+		if a.large != nil {
+			a.large.Close(context.Background())
+		}
 		close(a.done)
 	})
 }
@@ -99,16 +107,7 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 		}
 		ev = n
 	} else {
-		g, err := host.New(ctx, host.Options{
-			Module: s.opts.Module, Wasm: s.opts.Wasm,
-			Policy: l.policy, TrustKeys: l.trust,
-			PoolSize: s.opts.PoolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
-			Interrupt:     s.opts.Interrupt,
-			MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),
-			// The server bounds each call with the request's gate deadline;
-			// the host's own timeout would also bound prewarming.
-			Timeout: -1,
-		})
+		g, err := host.New(ctx, s.gateOptions(l, s.opts.PoolSize, s.opts.Interrupt))
 		if err != nil {
 			return nil, err
 		}
@@ -127,61 +126,161 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 		return nil, errors.New("describe: " + err.Error())
 	}
 	a.ev, a.ref = ev, d.Policy
-	h := sha256.New()
-	h.Write(l.policy)
-	h.Write([]byte{0})
-	h.Write(l.trust)
-	copy(a.digest[:], h.Sum(nil))
+	a.digest = l.digest()
+	if err := s.buildLane(ctx, a, l); err != nil {
+		ev.Close(ctx)
+		return nil, err
+	}
 	return a, nil
 }
 
 // Reload re-reads the policy source and, if anything changed, swaps in a new
-// gate atomically. A policy that fails to load or validate keeps the old one;
-// the error says why (and is logged and counted).
+// gate atomically: read, verify (the new gate's first instance loads the
+// policy inside the module), then one pointer store. A policy that fails to
+// load or validate keeps the old one; the error says why (and is logged and
+// counted). A version older than the running signed policy, or than
+// Options.MinVersion, is refused as a rollback.
 func (s *Server) Reload(ctx context.Context) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	err := s.reloadLocked(ctx)
-	if err != nil {
+	var rb *rollbackError
+	switch {
+	case err == nil:
+	case errors.As(err, &rb):
+		s.metrics.reloads.WithLabelValues("rollback").Inc()
+		s.log.Error("policy reload refused: older than allowed (rollback); keeping the current policy",
+			"policy", rb.ref.label(), "sha256", rb.ref.SHA256, "running", rb.running, "min_version", rb.min, "error", err.Error())
+	default:
 		s.metrics.reloads.WithLabelValues("error").Inc()
 		s.log.Error("policy reload failed; keeping the current policy", "error", err.Error())
 	}
 	return err
 }
 
+// Retrying a policy read: a file overwritten in place is empty, then
+// partial (bad JSON, or a bundle whose signature does not verify) for a
+// moment. A failure is final once the same bytes fail twice across a
+// backoff, or after reloadAttempts reads (about 1.5 s in all); an empty file
+// is retried until then.
+const (
+	reloadAttempts = 6
+	reloadBackoff  = 50 * time.Millisecond // doubled after each attempt
+)
+
 func (s *Server) reloadLocked(ctx context.Context) error {
-	if s.closing.Load() {
-		return errors.New("server is shutting down")
-	}
-	l, err := s.opts.Policy.Load()
-	if err != nil {
-		// Watch the files that should be there, so fixing them reloads.
-		s.watchFiles(s.opts.Policy.files())
-		return err
-	}
-	s.watchFiles(l.files)
-	if cur := s.cur.Load(); cur != nil {
-		h := sha256.New()
-		h.Write(l.policy)
-		h.Write([]byte{0})
-		h.Write(l.trust)
-		if string(h.Sum(nil)) == string(cur.digest[:]) {
+	var last [32]byte
+	backoff := reloadBackoff
+	for attempt := 1; ; attempt++ {
+		if s.closing.Load() {
+			return errors.New("server is shutting down")
+		}
+		a, print, err := s.loadOnce(ctx)
+		if err == nil {
+			if a != nil {
+				s.swap(a, attempt)
+			}
 			return nil
 		}
+		var rb *rollbackError
+		var empty emptyPolicyError
+		settled := attempt > 1 && print == last && !errors.As(err, &empty)
+		if errors.As(err, &rb) || settled || attempt == reloadAttempts {
+			return err
+		}
+		last = print
+		s.log.Debug("policy read failed; retrying in case the file is being written", "attempt", attempt, "error", err.Error())
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return err
+		}
+		backoff *= 2
+	}
+}
+
+// loadOnce reads the source and builds a gate for it. It returns a nil
+// active (and no error) when nothing changed, and the fingerprint of what it
+// read (the bytes, or the error) so a retry can tell a file that is still
+// changing from one that is settled and bad.
+func (s *Server) loadOnce(ctx context.Context) (*active, [32]byte, error) {
+	// The stamps are taken before the read: a change during or after it is
+	// seen by the next poll (at worst one reload that finds nothing new).
+	s.watchFiles(s.opts.Policy.files())
+	l, err := s.opts.Policy.Load()
+	if err != nil {
+		return nil, sha256.Sum256([]byte(err.Error())), err
+	}
+	print := l.digest()
+	cur := s.cur.Load()
+	if cur != nil && print == cur.digest {
+		return nil, print, nil
 	}
 	a, err := s.build(ctx, l)
 	if err != nil {
-		return err
+		return nil, print, err
 	}
+	if err := s.checkVersion(a, cur); err != nil {
+		a.close()
+		return nil, print, err
+	}
+	return a, print, nil
+}
+
+// swap makes a the active policy.
+func (s *Server) swap(a *active, attempts int) {
 	old := s.cur.Swap(a)
 	s.metrics.setPolicy(a.ref)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
+	attrs := []any{"policy", a.ref.label(), "sha256", a.ref.SHA256, "source", a.source}
+	if attempts > 1 {
+		attrs = append(attrs, "attempts", attempts)
+	}
 	if old != nil {
 		s.metrics.retirePool(old)
 		old.retire()
-		s.log.Info("policy reloaded", "policy", a.ref.label(), "sha256", a.ref.SHA256, "source", a.source, "previous", old.ref.SHA256)
+		s.log.Info("policy reloaded", append(attrs, "previous", old.ref.SHA256)...)
 	} else {
-		s.log.Info("policy loaded", "policy", a.ref.label(), "sha256", a.ref.SHA256, "source", a.source)
+		s.log.Info("policy loaded", attrs...)
+	}
+}
+
+// rollbackError is a policy refused for its version.
+type rollbackError struct {
+	ref          policyRef
+	running, min string
+	msg          string
+}
+
+func (e *rollbackError) Error() string { return e.msg }
+
+// checkVersion refuses a policy older than Options.MinVersion, or, when the
+// policies are signed (trust keys are set), older than the running one: a
+// validly signed but outdated bundle must not be replayable. An unsigned
+// policy may go back in version: whoever can write it can write anything.
+// Versions compare as bundle.CompareVersions does (verify --min-version).
+func (s *Server) checkVersion(a, cur *active) error {
+	v := a.ref.Version
+	refuse := func(running, min, msg string) error {
+		return &rollbackError{ref: a.ref, running: running, min: min, msg: msg}
+	}
+	if min := s.opts.MinVersion; min != "" {
+		if v == "" {
+			return refuse("", min, "policy "+a.ref.Name+" has no version, and min_version "+min+" is set")
+		}
+		if bundle.CompareVersions(v, min) < 0 {
+			return refuse("", min, "policy version "+v+" is older than min_version "+min)
+		}
+	}
+	if cur == nil || len(s.opts.Policy.TrustFiles) == 0 || cur.ref.Version == "" {
+		return nil
+	}
+	running := cur.ref.Version
+	if v == "" {
+		return refuse(running, s.opts.MinVersion, "policy "+a.ref.Name+" has no version; the running signed policy is version "+running)
+	}
+	if bundle.CompareVersions(v, running) < 0 {
+		return refuse(running, s.opts.MinVersion, "policy version "+v+" is older than the running signed policy's "+running)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -64,10 +65,10 @@ func (s *Server) decide(r *http.Request, request []byte, withPrompt bool) ([]byt
 		return nil, nil, fromCallError(newDeadline(ctx))
 	}
 	start := time.Now()
-	out, err := a.ev.Evaluate(ctx, request)
+	out, err := s.evaluator(a, len(request)).Evaluate(ctx, request)
 	elapsed := time.Since(start)
 	if err != nil {
-		return nil, nil, fromCallError(err)
+		return nil, nil, s.callFailed(r, "evaluate", a, len(request), err)
 	}
 	d, err := readDecision(out, withPrompt)
 	if err != nil {
@@ -130,9 +131,9 @@ func (s *Server) validate(r *http.Request, answer []byte) ([]byte, *apiError) {
 	if ctx.Err() != nil {
 		return nil, fromCallError(newDeadline(ctx))
 	}
-	out, err := a.ev.Validate(ctx, answer)
+	out, err := s.evaluator(a, len(answer)).Validate(ctx, answer)
 	if err != nil {
-		return nil, fromCallError(err)
+		return nil, s.callFailed(r, "validate", a, len(answer), err)
 	}
 	return out, nil
 }
@@ -308,17 +309,25 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	out = append(out, `,"module":`...)
 	out = jsonx.AppendString(out, s.moduleName())
 	if a.stats != nil {
-		st := a.stats()
-		out = append(out, `,"pool":{"size":`...)
-		out = strconv.AppendInt(out, int64(st.Size), 10)
-		out = append(out, `,"live":`...)
-		out = strconv.AppendInt(out, int64(st.Live), 10)
-		out = append(out, `,"in_use":`...)
-		out = strconv.AppendInt(out, int64(st.InUse), 10)
-		out = append(out, '}')
+		out = appendPool(append(out, `,"pool":`...), a.stats())
+	}
+	if a.largeStats != nil {
+		out = appendPool(append(out, `,"large_pool":`...), a.largeStats())
+		out = append(out, `,"large_body_bytes":`...)
+		out = strconv.AppendInt(out, int64(a.largeFrom), 10)
 	}
 	out = append(out, '}')
 	writeJSON(w, http.StatusOK, out)
+}
+
+func appendPool(out []byte, st host.Stats) []byte {
+	out = append(out, `{"size":`...)
+	out = strconv.AppendInt(out, int64(st.Size), 10)
+	out = append(out, `,"live":`...)
+	out = strconv.AppendInt(out, int64(st.Live), 10)
+	out = append(out, `,"in_use":`...)
+	out = strconv.AppendInt(out, int64(st.InUse), 10)
+	return append(out, '}')
 }
 
 func (s *Server) moduleName() string {

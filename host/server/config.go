@@ -20,14 +20,21 @@ import (
 // sufficient_context block is seed 002's gateway configuration, mapped onto
 // the policy by PolicySource.Load (docs/server.md explains the mapping).
 type FileConfig struct {
-	Listen   string   `yaml:"listen"`
-	Policy   string   `yaml:"policy"` // a policy file, a signed bundle, or a preset name
-	Trust    []string `yaml:"trust"`  // trust files: only policies they sign are loaded
-	Module   string   `yaml:"module"` // tinygo | go
-	PoolSize int      `yaml:"pool_size"`
-	Upstream string   `yaml:"upstream"`
-	FailOpen bool     `yaml:"fail_open"`
-	GapLog   string   `yaml:"gap_log"`
+	Listen string   `yaml:"listen"`
+	Policy string   `yaml:"policy"` // a policy file, a signed bundle, or a preset name
+	Trust  []string `yaml:"trust"`  // trust files: only policies they sign are loaded
+	// MinVersion refuses a policy older than this version (and with trust
+	// keys, reloads never go back from the running version).
+	MinVersion string `yaml:"min_version"`
+	Module     string `yaml:"module"` // tinygo | go
+	PoolSize   int    `yaml:"pool_size"`
+	Upstream   string `yaml:"upstream"`
+	FailOpen   bool   `yaml:"fail_open"`
+	GapLog     string `yaml:"gap_log"`
+	// GapLogMaxBytes rotates the gap log at this size (0: never);
+	// GapLogKeep rotated files are kept (0: 5).
+	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
+	GapLogKeep     int   `yaml:"gap_log_keep"`
 
 	DocumentsPath string `yaml:"documents_path"`
 	QueryPath     string `yaml:"query_path"`
@@ -47,8 +54,16 @@ type FileLimits struct {
 	IdleTimeout      Duration `yaml:"idle_timeout"`
 	GateTimeout      Duration `yaml:"gate_timeout"`
 	UpstreamTimeout  Duration `yaml:"upstream_timeout"`
-	ShutdownTimeout  Duration `yaml:"shutdown_timeout"`
-	FeedbackEntries  int      `yaml:"feedback_entries"`
+	// UpstreamIdleTimeout: the longest wait for the next bytes of an
+	// upstream's body (streamed or not); zero: write_timeout.
+	UpstreamIdleTimeout Duration `yaml:"upstream_idle_timeout"`
+	ShutdownTimeout     Duration `yaml:"shutdown_timeout"`
+	FeedbackEntries     int      `yaml:"feedback_entries"`
+	// LargeBodyBytes: gate calls on larger inputs run in the large-request
+	// lane (0: 256 KiB; negative: no lane); LargeConcurrency bounds its
+	// calls at once (0: GOMAXPROCS-1).
+	LargeBodyBytes   int64 `yaml:"large_body_bytes"`
+	LargeConcurrency int   `yaml:"large_concurrency"`
 }
 
 // SufficientContext is seed 002's configuration block. Pointers record
@@ -146,19 +161,25 @@ func ParseFileConfig(data []byte) (*FileConfig, error) {
 // into server Options.
 func (c *FileConfig) Options() (Options, error) {
 	o := Options{
-		Policy:           PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
-		PoolSize:         c.PoolSize,
-		Upstream:         c.Upstream,
-		FailOpen:         c.FailOpen,
-		GapLog:           c.GapLog,
-		MaxBodyBytes:     c.Limits.MaxBodyBytes,
-		MaxResponseBytes: c.Limits.MaxResponseBytes,
-		ReadTimeout:      time.Duration(c.Limits.ReadTimeout),
-		WriteTimeout:     time.Duration(c.Limits.WriteTimeout),
-		IdleTimeout:      time.Duration(c.Limits.IdleTimeout),
-		GateTimeout:      time.Duration(c.Limits.GateTimeout),
-		UpstreamTimeout:  time.Duration(c.Limits.UpstreamTimeout),
-		FeedbackEntries:  c.Limits.FeedbackEntries,
+		Policy:              PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
+		MinVersion:          strings.TrimSpace(c.MinVersion),
+		PoolSize:            c.PoolSize,
+		Upstream:            c.Upstream,
+		FailOpen:            c.FailOpen,
+		GapLog:              c.GapLog,
+		GapLogMaxBytes:      c.GapLogMaxBytes,
+		GapLogKeep:          c.GapLogKeep,
+		MaxBodyBytes:        c.Limits.MaxBodyBytes,
+		MaxResponseBytes:    c.Limits.MaxResponseBytes,
+		ReadTimeout:         time.Duration(c.Limits.ReadTimeout),
+		WriteTimeout:        time.Duration(c.Limits.WriteTimeout),
+		IdleTimeout:         time.Duration(c.Limits.IdleTimeout),
+		GateTimeout:         time.Duration(c.Limits.GateTimeout),
+		UpstreamTimeout:     time.Duration(c.Limits.UpstreamTimeout),
+		UpstreamIdleTimeout: time.Duration(c.Limits.UpstreamIdleTimeout),
+		FeedbackEntries:     c.Limits.FeedbackEntries,
+		LargeBodyBytes:      c.Limits.LargeBodyBytes,
+		LargeConcurrency:    c.Limits.LargeConcurrency,
 	}
 	if c.ReloadPoll != nil {
 		o.ReloadPoll = time.Duration(*c.ReloadPoll)

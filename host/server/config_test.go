@@ -20,7 +20,7 @@ func TestExampleConfig(t *testing.T) {
 	}
 	sc := o.Policy.SufficientContext
 	if !sc.On() || *sc.MinContexts != 2 || *sc.Thresholds.Sufficient != 0.8 || *sc.DeclineInsufficient ||
-		o.GateTimeout != time.Second || o.ReloadPoll != 2*time.Second || o.GatewayOff || o.Upstream == "" || o.DocumentsPath[0] != "documents" {
+		o.GateTimeout != time.Second || o.UpstreamIdleTimeout != 120*time.Second || o.GapLogKeep != 5 || o.LargeBodyBytes != 256<<10 || o.ReloadPoll != 2*time.Second || o.GatewayOff || o.Upstream == "" || o.DocumentsPath[0] != "documents" {
 		t.Fatalf("options %+v", o)
 	}
 	l, err := o.Policy.Load()

@@ -15,11 +15,14 @@ import (
 const (
 	codeTimeout     = "timeout"      // 503: the gate deadline passed, or the pool stayed busy
 	codeReadTimeout = "read_timeout" // 408: the client did not send its body in time
-	codeUpstream    = "upstream"     // 502: the upstream LLM could not be reached or answered garbage
+	codeUpstream    = "upstream"     // 502: the upstream LLM could not be reached or broke off its answer
 	codeNotFound    = "not_found"    // 404: unknown path, or an unknown decision id
 	codeMethod      = "method_not_allowed"
 	codeNoUpstream  = "no_upstream" // 404: gateway mode is off (no --upstream)
 	codeUnavailable = "unavailable" // 503: the server is shutting down
+	// 504: the upstream sent no headers within upstream_timeout, went silent
+	// for upstream_idle_timeout, or did not finish within write_timeout.
+	codeUpstreamTimeout = "upstream_timeout"
 )
 
 // apiError is an error answer: the stable JSON shape plus its status.
@@ -31,6 +34,9 @@ type apiError struct {
 	// JSON, when set, is the guest's own error JSON, passed through unchanged
 	// so /v1/gate answers with the same bytes as every other host.
 	JSON []byte
+	// ID, when set, is sent as X-Ctxgate-Decision-Id: the id a fault was
+	// logged under, so a client's report can be matched to the log line.
+	ID string
 }
 
 func (e *apiError) Error() string {
@@ -70,6 +76,8 @@ func statusOf(code string) int {
 		return http.StatusRequestTimeout
 	case codeUpstream:
 		return http.StatusBadGateway
+	case codeUpstreamTimeout:
+		return http.StatusGatewayTimeout
 	case codeNotFound, codeNoUpstream:
 		return http.StatusNotFound
 	case codeMethod:
@@ -119,6 +127,9 @@ func fromGateError(err error) *apiError {
 func writeError(w http.ResponseWriter, e *apiError) {
 	b := e.body()
 	h := w.Header()
+	if e.ID != "" {
+		h.Set(HeaderDecisionID, e.ID)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	if e.Status == http.StatusServiceUnavailable {

@@ -2,7 +2,7 @@ package server
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -164,18 +164,26 @@ func copyHeaders(dst, src http.Header) {
 	dst.Del("Content-Length")
 }
 
-// proxy sends body upstream and relays the answer.
+// proxy sends body upstream and relays the answer. The upstream's time is
+// bounded at every step: upstream_timeout until its headers,
+// upstream_idle_timeout between reads of its body, and write_timeout for a
+// whole answer that is not a stream.
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, body []byte, x *exchange) {
+	deadline := time.Now().Add(s.opts.WriteTimeout)
 	u := *s.upstream
 	u.Path = strings.TrimSuffix(u.Path, "/") + r.URL.Path
 	u.RawPath = ""
 	u.RawQuery = r.URL.RawQuery
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, u.String(), bytes.NewReader(body))
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
-		s.fail(w, newAPIError(500, gate.CodeInternal, "", "cannot build the upstream request: "+err.Error()))
+		s.log.Error("gateway: cannot build the upstream request", "upstream", u.Redacted(), "error", err.Error())
+		s.fail(w, newAPIError(500, gate.CodeInternal, "", "cannot build the upstream request"))
 		return
 	}
 	copyHeaders(req.Header, r.Header)
+	stripGateHeaders(req.Header) // only the gate speaks for the gate
 	// Let the transport negotiate gzip and decompress: the answer check
 	// must read the JSON.
 	req.Header.Del("Accept-Encoding")
@@ -190,86 +198,68 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, body []byte, x *e
 		if r.Context().Err() != nil {
 			return // the client went away; nobody to answer
 		}
-		s.fail(w, newAPIError(502, codeUpstream, "", "upstream "+u.Host+": "+cleanErr(err)))
+		s.log.Warn("gateway: upstream request failed", "upstream", u.Redacted(), "error", err.Error())
+		s.fail(w, upstreamFailure(err))
 		return
 	}
-	defer resp.Body.Close()
 	s.metrics.upstream.WithLabelValues("ok").Observe(time.Since(start).Seconds())
 
 	h := w.Header()
 	copyHeaders(h, resp.Header)
+	stripGateHeaders(h)
 	x.setHeaders(h)
 	ctype := resp.Header.Get("Content-Type")
+	stream := strings.HasPrefix(ctype, "text/event-stream")
+	if stream {
+		deadline = time.Time{} // a stream moves the write deadline on with every event
+	}
+	ub := newUpstreamBody(resp.Body, cancel, s.opts.UpstreamIdleTimeout, deadline)
+	defer ub.Close()
 	switch {
-	case strings.HasPrefix(ctype, "text/event-stream"):
+	case stream:
 		if x.check {
 			h.Set(HeaderAnswerCheck, "skipped-stream")
 			s.metrics.answerChecks.WithLabelValues("skipped_stream").Inc()
 		}
 		w.WriteHeader(resp.StatusCode)
-		s.relayStream(w, resp.Body)
+		s.relayStream(w, r, ub)
 	case x.d != nil && resp.StatusCode == http.StatusOK && strings.HasPrefix(ctype, "application/json"):
-		s.relayChecked(w, r, resp, x)
+		s.relayChecked(w, r, resp.StatusCode, ub, x)
 	default:
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
-	}
-}
-
-// relayStream copies server-sent events as they arrive, flushing each read,
-// and moves the write deadline forward so a long generation is not cut by
-// the server's write timeout (only a stalled one is).
-func (s *Server) relayStream(w http.ResponseWriter, body io.Reader) {
-	rc := http.NewResponseController(w)
-	rc.Flush()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := body.Read(buf)
-		if n > 0 {
-			rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
-			}
-			if rc.Flush() != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
+		s.relayBody(w, r, resp.StatusCode, nil, ub)
 	}
 }
 
 // relayChecked reads a JSON answer, checks it, and adds the "sufficiency"
 // object. An answer over MaxResponseBytes is relayed unchecked.
-func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, resp *http.Response, x *exchange) {
+func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, status int, body *upstreamBody, x *exchange) {
 	h := w.Header()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxResponseBytes+1))
+	b, err := io.ReadAll(io.LimitReader(body, s.opts.MaxResponseBytes+1))
 	if err != nil {
-		s.fail(w, newAPIError(502, codeUpstream, "", "reading the upstream answer: "+cleanErr(err)))
+		s.upstreamBroke(w, r, err)
 		return
 	}
 	if int64(len(b)) > s.opts.MaxResponseBytes {
 		if x.check {
 			h.Set(HeaderAnswerCheck, "skipped-oversize")
+			s.metrics.answerChecks.WithLabelValues("skipped_oversize").Inc()
 		}
-		w.WriteHeader(resp.StatusCode)
-		w.Write(b)
-		io.Copy(w, resp.Body)
+		s.relayBody(w, r, status, b, body)
 		return
 	}
 	root, perr := jsonx.Parse(b, chat.MaxDepth)
 	if perr != nil || root.Kind() != jsonx.Object {
 		if x.check {
 			h.Set(HeaderAnswerCheck, "skipped-not-json")
+			s.metrics.answerChecks.WithLabelValues("skipped_not_json").Inc()
 		}
-		writeRaw(w, resp.StatusCode, b)
+		writeRaw(w, status, b)
 		return
 	}
 	if x.check {
 		s.checkAnswer(r, h, &root, x)
 	}
-	writeRaw(w, resp.StatusCode, withSufficiency(b, &root, x.d))
+	writeRaw(w, status, withSufficiency(b, &root, x.d))
 }
 
 // checkAnswer runs the gate's answer check on choices[0].message.content and
@@ -294,6 +284,14 @@ func (s *Server) checkAnswer(r *http.Request, h http.Header, root *jsonx.Value, 
 	in = jsonx.AppendString(in, x.query)
 	in = append(in, '}')
 	out, e := s.validate(r, in)
+	if e != nil && e.Code == gate.CodeLimit {
+		// Over the validator's limits (the policy's max_request_bytes, the
+		// host's input cap): the answer is relayed unchecked, as one over
+		// max_response_bytes is.
+		h.Set(HeaderAnswerCheck, "skipped-oversize")
+		s.metrics.answerChecks.WithLabelValues("skipped_oversize").Inc()
+		return
+	}
 	if e != nil {
 		h.Set(HeaderAnswerCheck, "error")
 		s.metrics.answerChecks.WithLabelValues("error").Inc()
@@ -350,13 +348,4 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
-}
-
-// cleanErr drops Go's "Post \"url\": " prefix from a client error.
-func cleanErr(err error) string {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) && ue.Unwrap() != nil {
-		return ue.Unwrap().Error()
-	}
-	return err.Error()
 }

@@ -182,6 +182,28 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
+// hammer runs fn in a loop on n goroutines until the returned stop is
+// called; stop waits for them.
+func hammer(n int, fn func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				fn()
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
+}
+
 // eventually polls cond until it holds or the time is up.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()

@@ -26,15 +26,18 @@ type metrics struct {
 	refusals  [2]prometheus.Counter    // hard, soft
 	other     *prometheus.CounterVec   // decisions with an action or level outside the known set
 
-	errors       *prometheus.CounterVec // {code}
-	answerChecks *prometheus.CounterVec // {result}
-	gapEvents    *prometheus.CounterVec // {kind}
-	gapLogErrors prometheus.Counter
-	feedback     *prometheus.CounterVec // {rating}
-	reloads      *prometheus.CounterVec // {result}
-	upstream     *prometheus.HistogramVec
-	gateway      *prometheus.CounterVec // {action} incl. skip, error
-	policyInfo   *prometheus.GaugeVec
+	errors          *prometheus.CounterVec // {code}
+	answerChecks    *prometheus.CounterVec // {result}
+	gapEvents       *prometheus.CounterVec // {kind}
+	gapLogErrors    prometheus.Counter
+	gapLogRotations prometheus.Counter
+	feedback        *prometheus.CounterVec // {rating}
+	reloads         *prometheus.CounterVec // {result}
+	upstream        *prometheus.HistogramVec
+	upstreamCuts    *prometheus.CounterVec // {where}: stream, body
+	largeRequests   prometheus.Counter
+	gateway         *prometheus.CounterVec // {action} incl. skip, error
+	policyInfo      *prometheus.GaugeVec
 
 	// Pool counters survive a reload: a retired gate's totals are added here.
 	mu                  sync.Mutex
@@ -64,20 +67,26 @@ func newMetrics(s *Server) *metrics {
 		m.refusals[i] = ref.WithLabelValues(r)
 	}
 	m.answerChecks = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_answer_checks_total",
-		Help: "Upstream answers checked (result: ok, soft_refusal, unknown_citations, uncited_sentences, skipped_stream, skipped_no_content, error)."}, []string{"result"})
+		Help: "Upstream answers checked (result: ok, soft_refusal, unknown_citations, uncited_sentences, skipped_stream, skipped_no_content, skipped_oversize, skipped_not_json, error)."}, []string{"result"})
 	m.gapEvents = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_gap_events_total",
-		Help: "Knowledge-gap events appended to the gap log, by kind."}, []string{"kind"})
+		Help: "Knowledge-gap events appended to the gap log as complete, synced lines, by kind."}, []string{"kind"})
 	m.feedback = f.NewCounterVec(prometheus.CounterOpts{Name: "sufficient_context_feedback_total",
 		Help: "Feedback received, by rating."}, []string{"rating"})
 	m.errors = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_errors_total",
 		Help: "Error answers, by error code."}, []string{"code"})
 	m.gapLogErrors = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gap_log_errors_total",
-		Help: "Gap events that could not be written or synced."})
+		Help: "Gap events that could not be written whole or synced (a partial line is cut off, never left for the next event to land on)."})
+	m.gapLogRotations = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gap_log_rotations_total",
+		Help: "Gap log files rotated for reaching gap_log_max_bytes."})
 	m.reloads = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_policy_reloads_total",
 		Help: "Policy loads and reloads, by result (ok, error)."}, []string{"result"})
 	m.upstream = f.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxgate_upstream_seconds",
 		Help:    "Gateway mode: time until the upstream's response headers, by outcome (ok, error).",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}, []string{"outcome"})
+	m.upstreamCuts = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_upstream_cut_total",
+		Help: "Gateway mode: upstream answers cut after their headers (stalled past upstream_idle_timeout or write_timeout, or broken), by where: stream (ended with an error event and [DONE]), body (502/504, or the response aborted)."}, []string{"where"})
+	m.largeRequests = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_large_requests_total",
+		Help: "Gate calls over large_body_bytes, run in the large-request lane (termination checks, at most large_concurrency at once)."})
 	m.gateway = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_gateway_requests_total",
 		Help: "Gateway chat requests by what the gate did (inject, caveat, fallback, refuse, skip, error)."}, []string{"action"})
 	m.policyInfo = f.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxgate_policy_info",

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -37,16 +38,38 @@ type loaded struct {
 	source string // for /v1/policy and logs
 }
 
+// digest is the sha256 of the policy and the trust keys: "did anything
+// change?"
+func (l *loaded) digest() [32]byte {
+	h := sha256.New()
+	h.Write(l.policy)
+	h.Write([]byte{0})
+	h.Write(l.trust)
+	var d [32]byte
+	copy(d[:], h.Sum(nil))
+	return d
+}
+
 // Load reads the policy (and trust keys) and applies the sufficient_context
 // overrides. It does not validate the policy: the gate does, when a new
 // host.Gate is built from these bytes.
 func (ps *PolicySource) Load() (*loaded, error) {
 	l := &loaded{source: "built-in default"}
 	sc := ps.SufficientContext
+	if ps.Path == "" && len(ps.TrustFiles) > 0 {
+		// The built-in default (and the sufficient-context preset) is not
+		// signed: with trust keys there is nothing it could be verified by.
+		return nil, errors.New("policy: trust keys are configured but no policy is given: " +
+			"a signed bundle is required (the built-in default is not signed)")
+	}
 	switch {
 	case ps.Path != "":
 		b, err := os.ReadFile(ps.Path)
 		switch {
+		case err == nil && len(bytes.TrimSpace(b)) == 0:
+			// Never the built-in default: an empty file is a policy being
+			// written (truncated, then filled) or a mount not there yet.
+			return nil, emptyPolicyError{ps.Path}
 		case err == nil:
 			l.policy, l.source, l.files = b, ps.Path, append(l.files, ps.Path)
 		case errors.Is(err, fs.ErrNotExist):
@@ -83,6 +106,26 @@ func (ps *PolicySource) Load() (*loaded, error) {
 		l.source += " + sufficient_context"
 	}
 	return l, nil
+}
+
+// emptyPolicyError is a policy file with nothing (or only white space) in
+// it. A reload retries it for a while: a file overwritten in place is empty
+// for a moment.
+type emptyPolicyError struct{ path string }
+
+func (e emptyPolicyError) Error() string {
+	return "policy " + strconv.Quote(e.path) + " is empty (a file being written?); the built-in default is never used in place of a policy file"
+}
+
+// describe names the source for a log line, without reading it.
+func (ps *PolicySource) describe() string {
+	switch {
+	case ps.Path != "":
+		return ps.Path
+	case ps.SufficientContext.On():
+		return "preset sufficient-context"
+	}
+	return "built-in default"
 }
 
 // files are the paths Load reads, whether or not they exist now.

@@ -2,19 +2,15 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host"
-	"github.com/ctxgate/ctxgate/host/signing"
 )
 
 func activeSHA(t testing.TB, s *testServer) string {
@@ -101,26 +97,13 @@ func TestReloadUnderLoad(t *testing.T) {
 	s := start(t, Options{Policy: PolicySource{Path: path}, PoolSize: 2})
 	body := request(t, "default", "inject")
 	var failures atomic.Int64
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := post(t, s.url+"/v1/gate", body)
-				if r.status != 200 {
-					failures.Add(1)
-					t.Errorf("status %d: %s", r.status, r.body)
-				}
-			}
-		}()
-	}
+	stop := hammer(4, func() {
+		r := post(t, s.url+"/v1/gate", body)
+		if r.status != 200 {
+			failures.Add(1)
+			t.Errorf("status %d: %s", r.status, r.body)
+		}
+	})
 	var retired []*active
 	for i := 1; i <= 8; i++ {
 		os.WriteFile(path, editedPolicy(t, "default", string(rune('0'+i))), 0o644)
@@ -131,8 +114,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		retired = append(retired, old)
 		time.Sleep(20 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if failures.Load() > 0 {
 		t.Fatalf("%d requests failed during reloads", failures.Load())
 	}
@@ -159,29 +141,7 @@ func TestReloadSigned(t *testing.T) {
 }
 
 func testReloadSigned(t *testing.T, opts Options) {
-	dir := t.TempDir()
-	var keys []*signing.PrivateKey
-	var pubs []bundle.PublicKey
-	for _, alg := range signing.Algs {
-		k, err := signing.GenerateKey(alg, rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys, pubs = append(keys, k), append(pubs, k.Public())
-	}
-	trust := filepath.Join(dir, "keys.pub")
-	os.WriteFile(trust, signing.MarshalPublicKeys(pubs), 0o644)
-	sign := func(p []byte) []byte {
-		b, err := signing.Sign(p, keys...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	path := filepath.Join(dir, "policy.bundle.json")
-	os.WriteFile(path, sign(editedPolicy(t, "default", "signed-1")), 0o644)
-	opts.Policy = PolicySource{Path: path, TrustFiles: []string{trust}}
-	s := start(t, opts)
+	s, sg, path := startSigned(t, opts, "signed-1")
 	if r := post(t, s.url+"/v1/gate", request(t, "default", "inject")); r.status != 200 || r.header.Get(HeaderPolicy) != "default@signed-1" {
 		t.Fatalf("signed policy: %d %q %s", r.status, r.header.Get(HeaderPolicy), r.body)
 	}
@@ -191,7 +151,7 @@ func testReloadSigned(t *testing.T, opts Options) {
 		t.Fatalf("unsigned policy: %v", err)
 	}
 	// Tampered: a signed bundle whose policy was edited afterwards.
-	b := sign(editedPolicy(t, "default", "signed-2"))
+	b := sg.bundle(t, "signed-2")
 	tampered := []byte(strings.Replace(string(b), `"signed-2"`, `"evil"`, 1))
 	os.WriteFile(path, tampered, 0o644)
 	if err := s.Reload(context.Background()); err == nil {

@@ -25,6 +25,11 @@ import (
 // policy on the TinyGo module with every default limit and no gateway.
 type Options struct {
 	Policy PolicySource
+	// MinVersion refuses a policy whose version sorts before it
+	// (bundle.CompareVersions), at start and on reload. Independently, with
+	// trust keys a reload never goes back from the running signed policy's
+	// version.
+	MinVersion string
 	// RequirePolicy makes New fail when the policy cannot be loaded.
 	// Otherwise the server starts without one, answers 503 until a reload
 	// (SIGHUP or a file change) loads a good policy.
@@ -39,8 +44,13 @@ type Options struct {
 	// and a custom Wasm module with them.
 	Interrupt host.Interrupt
 	PoolSize  int // Wasm instances; default GOMAXPROCS
-	MaxPages  uint32
-	CacheDir  string
+	// LargeBodyBytes: gate calls on larger inputs run in the large-request
+	// lane (lane.go): termination checks, at most LargeConcurrency at once.
+	// Default 256 KiB; negative: no lane.
+	LargeBodyBytes   int64
+	LargeConcurrency int // default GOMAXPROCS-1, at least 1
+	MaxPages         uint32
+	CacheDir         string
 
 	// Upstream is the OpenAI-compatible base URL gateway mode forwards to
 	// (the request path is appended). Empty: /v1/chat/completions is 404.
@@ -65,6 +75,12 @@ type Options struct {
 
 	// GapLog is the knowledge-gap JSONL file; empty: no log.
 	GapLog string
+	// GapLogMaxBytes rotates the gap log when it reaches this size (to
+	// GapLog.1, GapLog.2, ...); 0: never (rotate it with logrotate and
+	// ReopenGapLog, SIGHUP in ctxgate serve).
+	GapLogMaxBytes int64
+	// GapLogKeep is how many rotated files are kept; default 5.
+	GapLogKeep int
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
 
@@ -75,6 +91,10 @@ type Options struct {
 	IdleTimeout      time.Duration // keep-alive; default 120 s
 	GateTimeout      time.Duration // deadline of one gate call, pool wait included; default 1 s
 	UpstreamTimeout  time.Duration // until the upstream's response headers; default 120 s
+	// UpstreamIdleTimeout bounds each wait for the upstream's body, streamed
+	// or not; default WriteTimeout. A non-stream answer must also be whole
+	// within WriteTimeout.
+	UpstreamIdleTimeout time.Duration
 	// ReloadPoll is how often the policy files' mtimes are checked;
 	// default 2 s, negative: never (SIGHUP or Reload only).
 	ReloadPoll time.Duration
@@ -106,8 +126,20 @@ func (o *Options) defaults() {
 	if o.UpstreamTimeout <= 0 {
 		o.UpstreamTimeout = 120 * time.Second
 	}
+	if o.UpstreamIdleTimeout <= 0 {
+		o.UpstreamIdleTimeout = o.WriteTimeout
+	}
 	if o.ReloadPoll == 0 {
 		o.ReloadPoll = 2 * time.Second
+	}
+	if o.LargeBodyBytes == 0 {
+		o.LargeBodyBytes = 256 << 10
+	}
+	if o.LargeConcurrency <= 0 {
+		o.LargeConcurrency = defaultLargeConcurrency()
+	}
+	if o.GapLogKeep <= 0 {
+		o.GapLogKeep = 5
 	}
 	if o.FeedbackEntries <= 0 {
 		o.FeedbackEntries = 10000
@@ -136,6 +168,7 @@ type Server struct {
 	idPrefix string
 	idSeq    atomic.Uint64
 	closing  atomic.Bool
+	faultLog rateLimit // trap and internal-error log lines: one a second
 
 	watchMu   sync.Mutex
 	watched   map[string]fileStamp
@@ -148,7 +181,7 @@ type Server struct {
 // not listen.
 func New(ctx context.Context, opts Options) (*Server, error) {
 	opts.defaults()
-	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}}
+	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}, faultLog: rateLimit{interval: time.Second}}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
 	var pre [6]byte
@@ -169,6 +202,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
+	if len(opts.Policy.TrustFiles) == 0 {
+		s.log.Warn("policy signatures are NOT checked: no trust keys are configured (--trust); "+
+			"whoever can write the policy file decides what the gate does", "policy", opts.Policy.describe())
+	}
 	if err := s.Reload(ctx); err != nil {
 		if opts.RequirePolicy {
 			return nil, err
@@ -176,7 +213,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
 	}
 	if opts.GapLog != "" {
-		g, err := openGapLog(opts.GapLog, s.log, s.metrics)
+		g, err := openGapLog(opts.GapLog, gapLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
 		if err != nil {
 			s.closeGate()
 			return nil, err
@@ -262,6 +299,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// ReopenGapLog closes the gap log and opens its path again, once the events
+// already queued are written: after a rename-based rotation (logrotate's
+// default), new events go to the new file. ctxgate serve calls it on
+// SIGHUP. On an error the old file stays in use.
+func (s *Server) ReopenGapLog() error {
+	return s.gaps.Reopen()
 }
 
 func (s *Server) closeGate() {

@@ -12,7 +12,9 @@ import (
 // Extism config keys.
 const (
 	// ConfigKeyPolicy holds the policy JSON, or a signed policy bundle when
-	// ConfigKeyTrust is set. Absent or empty selects the built-in default.
+	// ConfigKeyTrust is set. Absent or empty selects the built-in default,
+	// unless ConfigKeyTrust is set: then it is an error (the default is not
+	// signed).
 	ConfigKeyPolicy = "policy"
 	// ConfigKeyTrust holds the trusted public keys (bundle.ParseTrust). When
 	// set, only a bundle they sign (hybrid: Ed25519 and ML-DSA-65) is loaded.

@@ -69,7 +69,7 @@ func Signed(tb testing.TB) []Case {
 	}
 	return []Case{
 		{"signed", map[string]string{"policy": string(signed), "trust_keys": trustJSON(keys)}, "", "wikigr"},
-		{"default_with_trust", map[string]string{"trust_keys": trustJSON(keys)}, "", ""},
+		{"default_with_trust", map[string]string{"trust_keys": trustJSON(keys)}, "policy", ""},
 		{"tampered", map[string]string{"policy": string(tampered), "trust_keys": trustJSON(keys)}, "signatures", ""},
 		{"untrusted_signer", map[string]string{"policy": string(signed), "trust_keys": trustJSON(other)}, "signatures", ""},
 		{"one_signature_in_hybrid", map[string]string{"policy": string(edOnly), "trust_keys": trustJSON(keys)}, "signatures", ""},
