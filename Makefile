@@ -34,6 +34,10 @@ test: build
 	CTXGATE_QUALITY_STRICT=1 $(GO) test -count=1 ./bench/eval/quality -run TestQualityReport
 	@# The same module in workerd, Node and Deno, byte for byte.
 	scripts/test-edge.sh
+	@# The JavaScript package (Node, Deno, workerd, Chromium, LangChain.js,
+	@# LlamaIndex.TS, the client against serve) and the Python client.
+	scripts/test-js.sh
+	scripts/test-python.sh
 	@# Every fuzz target for FUZZTIME (default 20s), natively and through the modules.
 	scripts/fuzz.sh
 

@@ -14,6 +14,10 @@ const (
 	ReasonEvidenceLow       = "evidence_below_floor"
 	ReasonRelevanceLow      = "relevance_below_threshold"
 	ReasonRelevanceFallback = "relevance_fallback_all_filtered"
+	// ReasonGateFired: a band chose fallback, so the confidence gate
+	// fired and the answer uses none of the retrieved chunks (seed 000's
+	// `sources: []`); a host that trusts kept must not inject them.
+	ReasonGateFired = "confidence_gate_fired"
 )
 
 // chunkWork is the engine's per-chunk scratch for one decision.
@@ -92,6 +96,7 @@ type decisionScratch struct {
 	chunks                 []ChunkOutcome
 	missing, factors, recs []string
 	gap                    GapEvent
+	rag                    RAGConfidence
 	// text holds the bytes of the decision's messages (recommendations,
 	// factors, missing aspects): each is a string over its part of text,
 	// written in place instead of concatenated (a concatenation is an
@@ -452,7 +457,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		e.missing, e.factors, e.recs = later.missing[:0], later.factors[:0], later.recs[:0]
 	}
 	later.text = later.text[:0]
-	e.lowConf = false
+	e.lowConf, e.rag = false, nil
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
 	if p.Similarity != nil {
@@ -506,29 +511,6 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		keys[i] = w[i].score
 	}
 	sortDesc(order, keys, e.tmp[:kept])
-	// Outcomes are filled where they lie: under TinyGo returning and
-	// appending one copied it twice (a memcpy call each).
-	if !e.later.on {
-		d.Chunks = make([]ChunkOutcome, n)
-	} else {
-		if cap(later.chunks) < n {
-			later.chunks = make([]ChunkOutcome, n)
-		}
-		d.Chunks = later.chunks[:n]
-		for i := range d.Chunks {
-			d.Chunks[i] = ChunkOutcome{}
-		}
-	}
-	for t, i := range order {
-		e.outcome(&d.Chunks[t], &w[i], tagName(t+1))
-	}
-	dropped := d.Chunks[kept:]
-	for i := range w {
-		if !w[i].kept && len(dropped) > 0 {
-			e.outcome(&dropped[0], &w[i], "")
-			dropped = dropped[1:]
-		}
-	}
 
 	var out Outcome
 	switch {
@@ -553,6 +535,39 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 			}
 		}
 	}
+	if kept > 0 && out.Action == ActionFallback {
+		// The confidence gate fired: the model answers from its own
+		// knowledge, so no chunk is kept or tagged, and all are listed as
+		// dropped in input order.
+		for i := range w {
+			w[i].kept, w[i].reason = false, ReasonGateFired
+		}
+		kept, order = 0, order[:0]
+	}
+	// Outcomes are filled where they lie: under TinyGo returning and
+	// appending one copied it twice (a memcpy call each).
+	if !e.later.on {
+		d.Chunks = make([]ChunkOutcome, n)
+	} else {
+		if cap(later.chunks) < n {
+			later.chunks = make([]ChunkOutcome, n)
+		}
+		d.Chunks = later.chunks[:n]
+		for i := range d.Chunks {
+			d.Chunks[i] = ChunkOutcome{}
+		}
+	}
+	for t, i := range order {
+		e.outcome(&d.Chunks[t], &w[i], tagName(t+1))
+	}
+	dropped := d.Chunks[kept:]
+	for i := range w {
+		if !w[i].kept && len(dropped) > 0 {
+			e.outcome(&dropped[0], &w[i], "")
+			dropped = dropped[1:]
+		}
+	}
+
 	d.Action, d.Level, d.Band, d.Interpretation = out.Action, out.Level, out.Label, out.Interpretation
 	d.FlagForReview = out.Flag || e.lowConf
 	if d.QueryType == "" {
@@ -562,7 +577,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 			d.QueryType = QueryTypeGatedFallback
 		}
 	}
-	d.Signals = e.signals
+	d.Signals, d.RAGConfidence = e.signals, e.rag
 	if !e.later.on {
 		d.Signals = append([]Signal(nil), e.signals...)
 	}

@@ -215,6 +215,16 @@ func readNum(o obj, key string, dst *float64) *Error {
 	return nil
 }
 
+// readBool reads an optional boolean member into *dst (unchanged if absent).
+func readBool(o obj, key string, dst *bool) *Error {
+	v, ok, err := o.boolean(key, false)
+	if err != nil || !ok {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
 func readSignals(p *Policy, top obj) *Error {
 	s, ok, err := top.object("signals", false)
 	if err != nil || !ok {
@@ -312,11 +322,17 @@ func readSignals(p *Policy, top obj) *Error {
 	if o, ok, err := s.object("retrieval", false); err != nil {
 		return err
 	} else if ok {
-		if err := o.strict("consensus_threshold"); err != nil {
+		if err := o.strict("consensus_threshold raw_scores rag_confidence"); err != nil {
 			return err
 		}
 		c := defaultRetrieval()
 		if err := readNum(o, "consensus_threshold", &c.ConsensusThreshold); err != nil {
+			return err
+		}
+		if err := readBool(o, "raw_scores", &c.RawScores); err != nil {
+			return err
+		}
+		if err := readBool(o, "rag_confidence", &c.Report); err != nil {
 			return err
 		}
 		p.Retrieval = &c
@@ -461,12 +477,7 @@ func readOutcome(o obj, dst *Outcome, required bool) *Error {
 	} else if ok {
 		dst.Interpretation = s
 	}
-	if b, ok, err := o.boolean("flag", false); err != nil {
-		return err
-	} else if ok {
-		dst.Flag = b
-	}
-	return nil
+	return readBool(o, "flag", &dst.Flag)
 }
 
 func readMessages(p *Policy, top obj) *Error {

@@ -34,6 +34,9 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 		dst = jsonx.AppendKeyString(dst, `,"flag_for_review":false,"query_type":`, d.QueryType)
 	}
 	dst = appendSignals(dst, `,"signals":`, d.Signals)
+	if r := d.RAGConfidence; r != nil {
+		dst = appendRAGConfidence(dst, r)
+	}
 	dst = append(dst, `,"chunks":[`...)
 	for i := range d.Chunks {
 		dst = appendChunkOutcome(dst, i > 0, &d.Chunks[i])
@@ -66,6 +69,29 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 	dst = jsonx.AppendKeyString(dst, `,"version":`, d.Policy.Version)
 	dst = jsonx.AppendKeyString(dst, `,"sha256":`, d.Policy.SHA256)
 	return append(dst, "}}"...)
+}
+
+// appendRAGConfidence writes `,"rag_confidence":` and r, keys in the order
+// of seed 004's to_dict(). It is left out of a decision whose policy does
+// not report it (so every other decision keeps its bytes).
+func appendRAGConfidence(dst []byte, r *RAGConfidence) []byte {
+	dst = jsonx.AppendKeyFloat(dst, `,"rag_confidence":{"overall_confidence":`, r.OverallConfidence)
+	dst = jsonx.AppendKeyFloat(dst, `,"top_score":`, r.TopScore)
+	dst = jsonx.AppendKeyFloat(dst, `,"score_gap":`, r.ScoreGap)
+	dst = jsonx.AppendKeyFloat(dst, `,"score_spread":`, r.ScoreSpread)
+	dst = jsonx.AppendKeyFloat(dst, `,"consensus_count":`, float64(r.ConsensusCount))
+	dst = jsonx.AppendKeyFloat(dst, `,"bm25_dense_agreement":`, r.BM25DenseAgreement)
+	dst = jsonx.AppendKeyFloat(dst, `,"reranker_impact":`, r.RerankerImpact)
+	if r.GraphSupport {
+		dst = jsonx.AppendKeyFloat(dst, `,"graph_support":true,"document_diversity":`, r.DocumentDiversity)
+	} else {
+		dst = jsonx.AppendKeyFloat(dst, `,"graph_support":false,"document_diversity":`, r.DocumentDiversity)
+	}
+	dst = jsonx.AppendKeyString(dst, `,"interpretation":`, r.Interpretation)
+	if r.ShouldFlagForReview {
+		return append(dst, `,"should_flag_for_review":true}`...)
+	}
+	return append(dst, `,"should_flag_for_review":false}`...)
 }
 
 // appendChunkOutcome writes id, doc_id, tag, kept, reason, score, then the
@@ -237,6 +263,9 @@ func appendBool(dst []byte, b bool) []byte {
 // a signal, and room for the fixed keys. It only sizes the first allocation.
 func decisionSizeHint(d *Decision) int {
 	n := 1024 + len(d.Interpretation) + len(d.Caveat) + 200*len(d.Chunks) + 40*len(d.Signals)
+	if r := d.RAGConfidence; r != nil {
+		n += 320 + len(r.Interpretation)
+	}
 	if p := d.Prompt; p != nil {
 		n += len(p.Instructions) + len(p.Sources) + len(p.Minimal) + len(p.Sources)/32
 	}

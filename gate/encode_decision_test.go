@@ -17,6 +17,9 @@ func fullDecision() *Decision {
 		Action: ActionCaveat, Level: LevelPartial, Confidence: 2.0 / 3, Band: "MEDIUM",
 		Interpretation: "Some evidence", FlagForReview: true, QueryType: QueryTypeVectorSearch,
 		Signals: []Signal{{"max_similarity", 0.8200000001}, {"coverage", math.Copysign(0, -1)}},
+		RAGConfidence: &RAGConfidence{OverallConfidence: 0.775, TopScore: 1.5, ScoreGap: 0.3, ScoreSpread: 0.15,
+			ConsensusCount: 2, BM25DenseAgreement: 0.5, GraphSupport: false, DocumentDiversity: 1,
+			Interpretation: "MEDIUM - Moderate confidence, review recommended", ShouldFlagForReview: true},
 		Chunks: []ChunkOutcome{
 			{ID: "a", DocID: "d1", Tag: "S1", Kept: true, Reason: "kept", Score: 0.9,
 				Quality: 0.5, HasQuality: true, Vector: 0.82, HasVector: true, BM25: 3.25, HasBM25: true, Fused: 1.0 / 61, HasFused: true},
@@ -34,6 +37,9 @@ func fullDecision() *Decision {
 func TestAppendDecision(t *testing.T) {
 	want := `{"action":"caveat","level":"partial","confidence":0.666667,"band":"MEDIUM","interpretation":"Some evidence",` +
 		`"flag_for_review":true,"query_type":"vector_search","signals":{"max_similarity":0.82,"coverage":0},` +
+		`"rag_confidence":{"overall_confidence":0.775,"top_score":1.5,"score_gap":0.3,"score_spread":0.15,"consensus_count":2,` +
+		`"bm25_dense_agreement":0.5,"reranker_impact":0,"graph_support":false,"document_diversity":1,` +
+		`"interpretation":"MEDIUM - Moderate confidence, review recommended","should_flag_for_review":true},` +
 		`"chunks":[{"id":"a","doc_id":"d1","tag":"S1","kept":true,"reason":"kept","score":0.9,"quality":0.5,"vector":0.82,"bm25":3.25,"fused":0.016393},` +
 		`{"id":"b\u003c/x\u003e","doc_id":"","tag":"","kept":false,"reason":"below_floor","score":0.1}],` +
 		`"prompt":{"instructions":"Use only sources.\nCite [S1].","sources":"\u003csources\u003e\n[S1] text \u0026\n\u003c/sources\u003e","minimal":""},` +
@@ -84,7 +90,8 @@ func TestAppendDecisionKeyOrder(t *testing.T) {
 		return strings.Join(ks, " ")
 	}
 	checks := []struct{ got, want string }{
-		{keys(&v), "action level confidence band interpretation flag_for_review query_type signals chunks prompt caveat refusal missing_aspects confidence_factors recommendations gap_event policy"},
+		{keys(&v), "action level confidence band interpretation flag_for_review query_type signals rag_confidence chunks prompt caveat refusal missing_aspects confidence_factors recommendations gap_event policy"},
+		{keys(v.Get("rag_confidence")), "overall_confidence top_score score_gap score_spread consensus_count bm25_dense_agreement reranker_impact graph_support document_diversity interpretation should_flag_for_review"},
 		{keys(v.Get("chunks").Index(0)), "id doc_id tag kept reason score quality vector bm25 fused"},
 		{keys(v.Get("chunks").Index(1)), "id doc_id tag kept reason score"},
 		{keys(v.Get("prompt")), "instructions sources minimal"},

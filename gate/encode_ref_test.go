@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
@@ -37,6 +38,31 @@ func appendDecisionRef(dst []byte, d *Decision, later *sourcesLater) []byte {
 	dst = jsonx.AppendString(dst, d.QueryType)
 	dst = append(dst, `,"signals":`...)
 	dst = appendSignalsRef(dst, d.Signals)
+	if r := d.RAGConfidence; r != nil {
+		dst = append(dst, `,"rag_confidence":{"overall_confidence":`...)
+		dst = jsonx.AppendFloat(dst, r.OverallConfidence)
+		dst = append(dst, `,"top_score":`...)
+		dst = jsonx.AppendFloat(dst, r.TopScore)
+		dst = append(dst, `,"score_gap":`...)
+		dst = jsonx.AppendFloat(dst, r.ScoreGap)
+		dst = append(dst, `,"score_spread":`...)
+		dst = jsonx.AppendFloat(dst, r.ScoreSpread)
+		dst = append(dst, `,"consensus_count":`...)
+		dst = strconv.AppendInt(dst, int64(r.ConsensusCount), 10)
+		dst = append(dst, `,"bm25_dense_agreement":`...)
+		dst = jsonx.AppendFloat(dst, r.BM25DenseAgreement)
+		dst = append(dst, `,"reranker_impact":`...)
+		dst = jsonx.AppendFloat(dst, r.RerankerImpact)
+		dst = append(dst, `,"graph_support":`...)
+		dst = appendBoolRef(dst, r.GraphSupport)
+		dst = append(dst, `,"document_diversity":`...)
+		dst = jsonx.AppendFloat(dst, r.DocumentDiversity)
+		dst = append(dst, `,"interpretation":`...)
+		dst = jsonx.AppendString(dst, r.Interpretation)
+		dst = append(dst, `,"should_flag_for_review":`...)
+		dst = appendBoolRef(dst, r.ShouldFlagForReview)
+		dst = append(dst, '}')
+	}
 	dst = append(dst, `,"chunks":[`...)
 	for i := range d.Chunks {
 		if i > 0 {
@@ -247,6 +273,11 @@ func fuzzDecision(s, u string, x, y float64, bits uint8) *Decision {
 		d.Refusal = &Refusal{Type: u, Message: s}
 		d.ConfidenceFactors = []string{s}
 		d.Signals = nil
+	}
+	if on(1) != on(3) {
+		d.RAGConfidence = &RAGConfidence{OverallConfidence: x, TopScore: y, ScoreGap: x * y, ScoreSpread: -y,
+			ConsensusCount: int(bits), BM25DenseAgreement: x / 3, RerankerImpact: y / 7, GraphSupport: on(4),
+			DocumentDiversity: x, Interpretation: s, ShouldFlagForReview: on(5)}
 	}
 	if on(7) {
 		d.GapEvent = &GapEvent{Kind: s, Query: u, QueryEmbedding: []float64{x, y, x / 3}, Confidence: y,

@@ -37,6 +37,8 @@ type Engine struct {
 	order, tmp []int
 	keys       []float64
 	f1, f2     []float64
+	f3, f4     []float64
+	rag        *RAGConfidence // this decision's rag_confidence, nil when not reported
 	buf        []byte
 	lowConf    bool
 	missing    []string // these three are handed to the Decision: never reused

@@ -198,12 +198,17 @@ func averageRanks(x []float64, idx []int, dst []float64) {
 // spearman is Pearson over average ranks.
 func spearman(x, y []float64) (float64, bool) {
 	n := len(x)
-	if n < 2 || len(y) != n {
+	return spearmanInto(x, y, make([]int, n), make([]float64, n), make([]float64, n))
+}
+
+// spearmanInto is spearman with the caller's scratch (each at least len(x)
+// long), so the engine ranks without allocating.
+func spearmanInto(x, y []float64, idx []int, rx, ry []float64) (float64, bool) {
+	n := len(x)
+	if n < 2 || len(y) != n || len(idx) < n || len(rx) < n || len(ry) < n {
 		return 0, false
 	}
-	idx := make([]int, n)
-	rx := make([]float64, n)
-	ry := make([]float64, n)
+	rx, ry = rx[:n], ry[:n]
 	averageRanks(x, idx, rx)
 	averageRanks(y, idx, ry)
 	return pearson(rx, ry)
@@ -273,4 +278,35 @@ func snap(x float64) float64 {
 		return x
 	}
 	return math.Round(float64(x*1e9)) / 1e9
+}
+
+// round3 rounds x to 3 decimals as Python's round(x, 3) does (seed 004's
+// to_dict()): the exact binary value of x to the nearest multiple of 0.001,
+// ties to even, returned as the double nearest that decimal. y = x·1000 is
+// rounded once; only when it lands exactly on a half can the exact product
+// lie on either side, and its error (Dekker's product, + - * only) decides.
+// |x| >= 1e12 is returned as is (no score is that large; the product could
+// no longer hold the fraction).
+func round3(x float64) float64 {
+	if !finite(x) || x >= 1e12 || x <= -1e12 {
+		return x
+	}
+	y := float64(x * 1000)
+	f := math.Floor(y)
+	r := f
+	switch d := y - f; {
+	case d > 0.5:
+		r = f + 1
+	case d == 0.5:
+		// Veltkamp's split: hi has at most 26 significant bits, so hi·1000
+		// and lo·1000 are exact, and so is the error of y.
+		c := float64(134217729 * x)
+		hi := c - (c - x)
+		lo := x - hi
+		e := (float64(hi*1000) - y) + float64(lo*1000)
+		if e > 0 || (e == 0 && math.Mod(f, 2) != 0) {
+			r = f + 1
+		}
+	}
+	return r / 1000
 }

@@ -68,6 +68,15 @@ type EvidenceConfig struct {
 // RetrievalConfig is seed 004's seven-metric retrieval confidence.
 type RetrievalConfig struct {
 	ConsensusThreshold float64 // consensus_threshold (0.75, compared with >=)
+	// RawScores (raw_scores) takes each chunk's score as the request gives
+	// it, a cross-encoder logit staying a logit, and clamps only inside the
+	// overall formula, as seed 004's scorer does. Off, every score is
+	// clamped to [0,1] first and rerank logits go through the logistic
+	// function.
+	RawScores bool
+	// Report (rag_confidence) adds the decision's rag_confidence object:
+	// the metrics as seed 004's to_dict() reports them.
+	Report bool
 }
 
 // AnswerCoverageConfig is the logistic weights of answer_coverage, the lexical

@@ -74,6 +74,9 @@ func TestPolicyErrors(t *testing.T) {
 		{sub(`"name":"p",`, `"name":"p","messages":{"instructions":["a"]},`), "messages.instructions", "exactly 4"},
 		{sub(`"name":"p",`, `"name":"p","limits":{"max_chunks":0},`), "limits.max_chunks", ">= 1"},
 		{sub(`"name":"p",`, `"name":"p","no_chunks":{"action":"shrug"},`), "no_chunks.action", "unknown action"},
+		{sub(`"similarity":{}`, `"retrieval":{"raw_scores":"yes"}`), "signals.retrieval.raw_scores", "must be"},
+		{sub(`"similarity":{}`, `"retrieval":{"rag_confidence":1}`), "signals.retrieval.rag_confidence", "must be"},
+		{sub(`"similarity":{}`, `"retrieval":{"details":true}`), "signals.retrieval.details", "unknown field"},
 		// The default policy's signals and knobs.
 		{sub(`"similarity":{}`, `"answer_coverage":{"bias":1,"length":2}`), "signals.answer_coverage.length", "unknown field"},
 		{sub(`"similarity":{}`, `"answer_coverage":{"coverage":101}`), "signals.answer_coverage.coverage", "[-100,100]"},

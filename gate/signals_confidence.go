@@ -24,6 +24,38 @@ func retrievalScore(s *Scores, logits bool) (float64, bool) {
 	return 0, false
 }
 
+// rawScoreLimit bounds a raw score in seed 004's metrics (raw_scores): no
+// retriever scores beyond it, and within it every gap, spread and sum stays
+// finite.
+const rawScoreLimit = 1e9
+
+func limitRaw(x float64) float64 {
+	if x > rawScoreLimit {
+		return rawScoreLimit
+	}
+	if x < -rawScoreLimit {
+		return -rawScoreLimit
+	}
+	return x
+}
+
+// rawRetrievalScore is retrievalScore as seed 004's scorer takes it: the
+// first present field of rerank, boosted, rrf and vector, as the request
+// gives it (within ±rawScoreLimit), 0 when none is.
+func rawRetrievalScore(s *Scores) float64 {
+	switch {
+	case s.HasRerank:
+		return limitRaw(s.Rerank)
+	case s.HasBoosted:
+		return limitRaw(s.Boosted)
+	case s.HasRRF:
+		return limitRaw(s.RRF)
+	case s.HasVector:
+		return limitRaw(s.Vector)
+	}
+	return 0
+}
+
 // retrievalMetrics are seed 004's seven metrics (plus reranker impact,
 // reported but not weighted).
 type retrievalMetrics struct {
@@ -40,7 +72,8 @@ type retrievalMetrics struct {
 }
 
 // retrievalOverall is seed 004's weighted formula with every term clamped to
-// [0,1], as the later version of the original does.
+// [0,1], as the later version of the original does: the normalization lives
+// here only, so raw scores (a logit's top of 1.5, a gap of 0.6) count as 1.
 func retrievalOverall(top, gap, spread, consensusFrac, agreement float64, graph bool, diversity float64) float64 {
 	g := 0.5
 	if graph {
@@ -56,21 +89,48 @@ func retrievalOverall(top, gap, spread, consensusFrac, agreement float64, graph 
 	return clamp01(snap(s))
 }
 
+// The interpretations of seed 004's scorer: its bands by its default
+// thresholds (>=), flagged for review unless HIGH, and its empty result.
+var scorerBands = [...]struct {
+	min            float64
+	interpretation string
+	flag           bool
+}{
+	{0.85, "HIGH - Strong retrieval confidence", false},
+	{0.70, "MEDIUM - Moderate confidence, review recommended", true},
+	{0.50, "LOW - Weak retrieval, mandatory review", true},
+	{0, "VERY LOW - Poor retrieval, expert review required", true},
+}
+
+const scorerNoResults = "NO RESULTS - No relevant chunks found"
+
 // Seed 004 over all chunks. Scores are sorted descending before top and gap
 // are taken; the original took them in input order, so its gap could be
-// negative (an accident fixed).
+// negative (an accident fixed). With raw_scores the metrics take each
+// chunk's score as given (a cross-encoder logit stays a logit) and only the
+// overall formula clamps; without, they take the clamped retrieval score
+// (logits through the logistic function), as the chunks are ordered.
 func (e *Engine) signalRetrieval() {
 	w := e.work
 	n := len(w)
+	cfg := e.policy.Retrieval
 	if n == 0 {
+		if cfg.Report {
+			r := e.ragObject()
+			*r = RAGConfidence{Interpretation: scorerNoResults, ShouldFlagForReview: true}
+		}
 		return
 	}
-	cfg := e.policy.Retrieval
+	raw := cfg.RawScores
 	m := retrievalMetrics{n: n}
 	keys := e.keys[:n]
 	order := e.order[:n]
 	for i := range w {
-		keys[i] = w[i].retrieval
+		if raw {
+			keys[i] = rawRetrievalScore(&w[i].c.Scores)
+		} else {
+			keys[i] = w[i].retrieval
+		}
 		order[i] = i
 	}
 	sortDesc(order, keys, e.tmp[:n])
@@ -93,7 +153,11 @@ func (e *Engine) signalRetrieval() {
 	pairs := 0
 	for i := range w {
 		if w[i].hasVector && w[i].hasBM25 {
-			xs[pairs], ys[pairs] = w[i].bm25, w[i].vector
+			if s := &w[i].c.Scores; raw {
+				xs[pairs], ys[pairs] = limitRaw(s.BM25), limitRaw(s.Vector)
+			} else {
+				xs[pairs], ys[pairs] = w[i].bm25, w[i].vector
+			}
 			pairs++
 		}
 	}
@@ -109,17 +173,22 @@ func (e *Engine) signalRetrieval() {
 			m.agreement = 1
 		}
 	}
-	// Reranker impact: 1 - |Spearman rho| between rerank and rrf scores.
+	// Reranker impact: 1 - |Spearman rho| between rerank and rrf scores,
+	// ranked in the engine's scratch (order is free again).
 	xs, ys, pairs = e.f1, e.f2, 0
 	for i := range w {
 		s := &w[i].c.Scores
 		if s.HasRerank && s.HasRRF {
 			xs[pairs], ys[pairs] = s.Rerank, clamp01(s.RRF) // ranks only: no normalisation needed
+			if raw {
+				ys[pairs] = limitRaw(s.RRF)
+			}
 			pairs++
 		}
 	}
 	xs, ys = xs[:pairs], ys[:pairs]
-	if rho, ok := spearman(xs, ys); ok {
+	e.f3, e.f4 = resizeFloat(e.f3, n), resizeFloat(e.f4, n)
+	if rho, ok := spearmanInto(xs, ys, order, e.f3, e.f4); ok {
 		if rho < 0 {
 			rho = -rho
 		}
@@ -152,7 +221,48 @@ func (e *Engine) signalRetrieval() {
 	}
 	e.addSignal(SigGraphSupport, g)
 	e.addSignal(SigRetrievalConf, m.overall)
+	if cfg.Report {
+		e.reportRetrieval(&m)
+	}
 	e.retrievalRecs(&m, docs)
+}
+
+// reportRetrieval fills the decision's rag_confidence object as seed 004's
+// to_dict() writes it: rounded to 3 decimals, top score, gap and spread
+// floored at 0 and the others clamped to [0,1], its own band and flag.
+func (e *Engine) reportRetrieval(m *retrievalMetrics) {
+	r := e.ragObject()
+	*r = RAGConfidence{
+		OverallConfidence:  round3(m.overall),
+		TopScore:           round3(maxf(0, m.top)),
+		ScoreGap:           round3(maxf(0, m.gap)),
+		ScoreSpread:        round3(maxf(0, m.spread)),
+		ConsensusCount:     m.consensus,
+		BM25DenseAgreement: round3(clamp01(m.agreement)),
+		RerankerImpact:     round3(clamp01(m.rerankerImpact)),
+		GraphSupport:       m.graphSupport,
+		DocumentDiversity:  round3(clamp01(m.diversity)),
+	}
+	b := &scorerBands[len(scorerBands)-1]
+	for i := range scorerBands {
+		if m.overall >= scorerBands[i].min {
+			b = &scorerBands[i]
+			break
+		}
+	}
+	r.Interpretation, r.ShouldFlagForReview = b.interpretation, b.flag
+}
+
+// ragObject is where this decision's rag_confidence object is written:
+// Evaluate's in the engine's scratch (encoded before the next decision),
+// Decide's its own.
+func (e *Engine) ragObject() *RAGConfidence {
+	if e.later.on {
+		e.rag = &e.q.later.rag
+	} else {
+		e.rag = new(RAGConfidence)
+	}
+	return e.rag
 }
 
 // retrievalRecs turns the metrics into specific advice, in a fixed order.

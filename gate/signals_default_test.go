@@ -182,6 +182,9 @@ func TestRelevanceFilter(t *testing.T) {
 // order_by as a list: the first ordering whose inputs the request has.
 func TestOrderByList(t *testing.T) {
 	doc := strings.Replace(minimalPolicy, `"name":"p",`, `"name":"p","order_by":["retrieval_score","vector","input"],`, 1)
+	// Low similarity must not fire the gate here: a fallback keeps no chunk,
+	// so it would list them all in input order.
+	doc = strings.Replace(doc, `"action":"fallback"`, `"action":"caveat"`, 1)
 	e, err := NewEngine([]byte(doc))
 	if err != nil {
 		t.Fatal(err)

@@ -79,8 +79,10 @@ func TestQualityFilterAndGlobalFallback(t *testing.T) {
 }
 
 // Seed 000: max similarity >= 0.5 injects; below falls back with the exact
-// minimal prompt; a chunk without a vector counts 0; no chunks is
-// vector_fallback.
+// minimal prompt and keeps no chunk (the document's `sources: []`); a chunk
+// without a vector counts 0; no chunks is vector_fallback. Values are
+// snapped to 9 decimals before the threshold compares them, so 0.499999999
+// fires and 0.4999999999 does not (docs/policy.md).
 func TestMaxSimilarityGate(t *testing.T) {
 	e := presetEngine(t, "wikigr")
 	text := words("goroutine scheduling", 30)
@@ -90,7 +92,10 @@ func TestMaxSimilarityGate(t *testing.T) {
 		qt     string
 	}{
 		{[]Scores{vec(0.5)}, ActionInject, QueryTypeVectorSearch},
+		{[]Scores{vec(0.500000001), vec(0.2)}, ActionInject, QueryTypeVectorSearch},
 		{[]Scores{vec(0.95), vec(0.1)}, ActionInject, QueryTypeVectorSearch},
+		{[]Scores{vec(0.499999999), vec(0.2)}, ActionFallback, QueryTypeGatedFallback},
+		{[]Scores{vec(0.4999999999)}, ActionInject, QueryTypeVectorSearch},
 		{[]Scores{vec(0.4999999)}, ActionFallback, QueryTypeGatedFallback},
 		{[]Scores{{}}, ActionFallback, QueryTypeGatedFallback},
 		{nil, ActionFallback, QueryTypeVectorFallback},
@@ -100,14 +105,28 @@ func TestMaxSimilarityGate(t *testing.T) {
 		for j, s := range c.scores {
 			chunks = append(chunks, Chunk{ID: string(rune('a' + j)), Text: text, Scores: s})
 		}
+		if c.action == ActionFallback && len(chunks) > 0 {
+			// A stub the quality filter would drop: the gate's reason wins,
+			// as the original never fetched sections once the gate fired.
+			chunks = append(chunks, Chunk{ID: "stub", Text: "See also.", Scores: vec(0.1)})
+		}
 		d := mustDecide(t, e, &Request{Query: "What is goroutine scheduling?", Chunks: chunks})
 		if d.Action != c.action || d.QueryType != c.qt {
 			t.Errorf("case %d: got %s/%s want %s/%s", i, d.Action, d.QueryType, c.action, c.qt)
 		}
+		for _, o := range d.Chunks {
+			if gated := d.Action == ActionFallback; o.Kept == gated || (o.Tag == "") != gated ||
+				(gated && o.Reason != ReasonGateFired) {
+				t.Errorf("case %d: chunk %+v in a %s decision", i, o, d.Action)
+			}
+		}
 		if d.Action == ActionFallback {
 			want := "The knowledge pack for this query contained no relevant content. Answer the following question using your own expertise:\n\nQuestion: What is goroutine scheduling?"
-			if d.Prompt == nil || d.Prompt.Minimal != want {
+			if d.Prompt == nil || d.Prompt.Minimal != want || d.Prompt.Sources != "" || d.Prompt.Instructions != "" {
 				t.Errorf("case %d: minimal prompt %+v", i, d.Prompt)
+			}
+			if len(d.Chunks) > 0 && d.Chunks[0].ID != "a" {
+				t.Errorf("case %d: dropped chunks should keep input order: %+v", i, d.Chunks)
 			}
 		}
 	}
@@ -391,5 +410,78 @@ func TestRetrievalMetrics(t *testing.T) {
 		if b := bandFor(e.policy, c.v); b.Label != c.label || b.Flag != c.flag {
 			t.Errorf("band(%v) = %s/%v", c.v, b.Label, b.Flag)
 		}
+	}
+}
+
+// Raw cross-encoder logits count as seed 004's scorer counts them
+// (raw_scores): reranks 1.5 and 1.2 from two documents give 0.775, MEDIUM,
+// where squashing them first (the default policy's report) gives 0.615.
+// The rag_confidence object reports the raw figures, the count and the
+// boolean, rounded to 3 decimals as to_dict() does.
+func TestRetrievalRawScores(t *testing.T) {
+	logits := []Chunk{
+		{ID: "c1", DocID: "doc1", Text: "t", Scores: Scores{Rerank: 1.5, HasRerank: true}},
+		{ID: "c2", DocID: "doc2", Text: "t", Scores: Scores{Rerank: 1.2, HasRerank: true}},
+	}
+	e := presetEngine(t, "rag-confidence")
+	d := mustDecide(t, e, &Request{Query: "q", Chunks: logits})
+	if !near(d.Confidence, 0.775) || d.Band != "MEDIUM" || d.Action != ActionCaveat || !d.FlagForReview {
+		t.Errorf("raw logits: %v %s %s", d.Confidence, d.Band, d.Action)
+	}
+	want := RAGConfidence{OverallConfidence: 0.775, TopScore: 1.5, ScoreGap: 0.3, ScoreSpread: 0.15, ConsensusCount: 2,
+		BM25DenseAgreement: 0.5, DocumentDiversity: 1,
+		Interpretation: "MEDIUM - Moderate confidence, review recommended", ShouldFlagForReview: true}
+	if d.RAGConfidence == nil || *d.RAGConfidence != want {
+		t.Errorf("rag_confidence %+v\nwant %+v", d.RAGConfidence, want)
+	}
+	for name, v := range map[string]float64{SigTopScore: 1, SigScoreGap: 0.3, SigScoreSpread: 0.15, SigConsensus: 1} {
+		if got, _ := sig(d, name); !near(got, v) {
+			t.Errorf("signal %s = %v, want %v (the raw figure, clamped)", name, got, v)
+		}
+	}
+	if d.Chunks[0].ID != "c1" || !(d.Chunks[0].Score > 0.8 && d.Chunks[0].Score < 0.82) {
+		t.Errorf("chunks are ordered by the logistic score: %+v", d.Chunks[0])
+	}
+	def := presetEngine(t, "default")
+	dd := mustDecide(t, def, &Request{Query: "q", Chunks: logits})
+	if v, _ := sig(dd, SigRetrievalConf); v < 0.61 || v > 0.62 || dd.RAGConfidence != nil {
+		t.Errorf("default policy: retrieval_confidence %v (squashed logits), object %+v", v, dd.RAGConfidence)
+	}
+
+	// consensus_count is the count; 7 of 8 at or above 0.75; 3 decimals.
+	var many []Chunk
+	for i, s := range []float64{0.95, 0.9, 0.88, 0.85, 0.8, 0.78, 0.75, 0.3} {
+		many = append(many, Chunk{ID: "m" + string(rune('a'+i)), DocID: "d", Text: "t", Scores: Scores{Rerank: s, HasRerank: true}})
+	}
+	d = mustDecide(t, e, &Request{Query: "q", Chunks: many})
+	r := d.RAGConfidence
+	if r == nil || r.ConsensusCount != 7 || r.TopScore != 0.95 || r.ScoreGap != 0.05 || r.DocumentDiversity != 0.125 {
+		t.Fatalf("eight chunks: %+v", r)
+	}
+	for _, x := range []float64{r.OverallConfidence, r.ScoreSpread, r.BM25DenseAgreement} {
+		if x != round3(x) {
+			t.Errorf("%v is not rounded to 3 decimals", x)
+		}
+	}
+	if c, _ := sig(d, SigConsensus); !near(c, 7.0/8) {
+		t.Errorf("consensus share %v", c)
+	}
+
+	// Negative logits: the raw top is floored at 0 in the object and
+	// clamped in the formula; no chunk at all is the scorer's empty result.
+	d = mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{{ID: "n", DocID: "d", Text: "t", Scores: Scores{Rerank: -2, HasRerank: true}}}})
+	if r := d.RAGConfidence; r == nil || r.TopScore != 0 || r.Interpretation != "VERY LOW - Poor retrieval, expert review required" {
+		t.Errorf("negative logit: %+v", r)
+	}
+	d = mustDecide(t, e, &Request{Query: "q"})
+	if r := d.RAGConfidence; r == nil || *r != (RAGConfidence{Interpretation: "NO RESULTS - No relevant chunks found", ShouldFlagForReview: true}) {
+		t.Errorf("no chunks: %+v", r)
+	}
+	// Hostile magnitudes stay finite.
+	d = mustDecide(t, e, &Request{Query: "q", Chunks: []Chunk{
+		{ID: "a", Text: "t", Scores: Scores{Rerank: 1.7e308, HasRerank: true}},
+		{ID: "b", Text: "t", Scores: Scores{Rerank: -1.7e308, HasRerank: true}}}})
+	if r := d.RAGConfidence; r == nil || r.TopScore != rawScoreLimit || r.ScoreGap != 2*rawScoreLimit || r.ScoreSpread != rawScoreLimit {
+		t.Errorf("huge scores: %+v", r)
 	}
 }

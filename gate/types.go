@@ -92,6 +92,7 @@ type Decision struct {
 	FlagForReview     bool           // flag_for_review
 	QueryType         string         // query_type
 	Signals           []Signal       // signals: {name: value}, in a fixed order
+	RAGConfidence     *RAGConfidence // rag_confidence; left out unless the policy reports it
 	Chunks            []ChunkOutcome // chunks
 	Prompt            *Prompt        // prompt; nil for fallback without minimal prompt and for refuse
 	Caveat            string         // caveat; "" when none
@@ -108,6 +109,28 @@ type Decision struct {
 type Signal struct {
 	Name  string
 	Value float64
+}
+
+// RAGConfidence is seed 004's retrieval confidence as its scorer's
+// to_dict() reports it (signals.retrieval.rag_confidence): beside the
+// normalized signals in [0,1] it gives the raw top score, gap and spread
+// (a cross-encoder logit stays a logit when signals.retrieval.raw_scores
+// is on), the consensus as a count and graph support as a boolean. Numbers
+// are rounded to 3 decimals, as to_dict() rounds them; top score, gap and
+// spread are >= 0, the others in [0,1]. The interpretation and flag follow
+// the scorer's own thresholds (0.85, 0.70, 0.50; flag unless HIGH).
+type RAGConfidence struct {
+	OverallConfidence   float64 // overall_confidence
+	TopScore            float64 // top_score
+	ScoreGap            float64 // score_gap
+	ScoreSpread         float64 // score_spread
+	ConsensusCount      int     // consensus_count
+	BM25DenseAgreement  float64 // bm25_dense_agreement
+	RerankerImpact      float64 // reranker_impact
+	GraphSupport        bool    // graph_support
+	DocumentDiversity   float64 // document_diversity
+	Interpretation      string  // interpretation
+	ShouldFlagForReview bool    // should_flag_for_review
 }
 
 // ChunkOutcome is the per-chunk verdict, in confidence order (S1 first) for

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# install-deps.sh: the Debian packages the build needs (LLVM 19 to build
-# TinyGo, wasi-libc and compiler-rt to link wasm, binaryen for wasm-opt).
+# install-deps.sh: the Debian packages the build and tests need (LLVM 19 to
+# build TinyGo, wasi-libc and compiler-rt to link wasm, binaryen for
+# wasm-opt, Chromium to render the HTML gap report in a test).
 # Idempotent: when every package is already installed it does nothing, so
 # `make` can call it on every run without touching the network.
 set -euo pipefail
@@ -9,6 +10,7 @@ PKGS=(
 	llvm-19-dev libclang-19-dev clang-19 lld-19   # TinyGo links against LLVM 19
 	wasi-libc libclang-rt-19-dev-wasm32           # prebuilt libc and builtins for wasm32-wasi
 	binaryen                                      # wasm-opt
+	chromium                                      # headless, for TestGapsReportInChromium
 	git ca-certificates                           # go build of TinyGo reads vcs info; harmless
 )
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/policies"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -104,6 +105,7 @@ var goRecords = []struct {
 	{"answer", reflect.TypeOf(gate.Answer{}), true, []string{"answer"}},
 	{"decision", reflect.TypeOf(gate.Decision{}), false, nil},
 	{"signal", reflect.TypeOf(gate.Signal{}), false, nil},
+	{"rag-confidence", reflect.TypeOf(gate.RAGConfidence{}), false, nil},
 	{"chunk-outcome", reflect.TypeOf(gate.ChunkOutcome{}), false, nil},
 	{"prompt", reflect.TypeOf(gate.Prompt{}), false, nil},
 	{"refusal", reflect.TypeOf(gate.Refusal{}), false, nil},
@@ -131,7 +133,7 @@ var omittedWhenEmpty = map[string]bool{"GapEvent.QueryEmbedding": true}
 var wireOrder = map[string][]string{"error": {"code", "message", "field"}}
 
 // typeOverride is where the WIT is stricter than Go's string.
-var typeOverride = map[string]string{"Error.Code": "error-code"}
+var typeOverride = map[string]string{"Error.Code": "error-code", "RAGConfidence.ConsensusCount": "u32"}
 
 // witNames maps Go struct types to WIT record or enum names.
 var witNames = map[reflect.Type]string{}
@@ -154,7 +156,8 @@ func jsonName(goName string) string {
 		if upper && i > 0 {
 			prevLower := r[i-1] >= 'a' && r[i-1] <= 'z'
 			nextLower := i+1 < len(r) && r[i+1] >= 'a' && r[i+1] <= 'z'
-			if prevLower || (nextLower && r[i-1] >= 'A' && r[i-1] <= 'Z') {
+			prevDigit := r[i-1] >= '0' && r[i-1] <= '9'
+			if prevLower || (nextLower && (prevDigit || r[i-1] >= 'A' && r[i-1] <= 'Z')) {
 				b.WriteByte('_')
 			}
 		}
@@ -177,6 +180,8 @@ func witType(t reflect.Type) string {
 		return "f64"
 	case reflect.Bool:
 		return "bool"
+	case reflect.Int:
+		return "s64"
 	case reflect.Slice:
 		return "list<" + witType(t.Elem()) + ">"
 	case reflect.Pointer:
@@ -233,7 +238,7 @@ func readWIT(t *testing.T) witFile {
 
 func TestJSONName(t *testing.T) {
 	for in, want := range map[string]string{"DocID": "doc_id", "BM25": "bm25", "SHA256": "sha256", "RRF": "rrf",
-		"FlagForReview": "flag_for_review", "QueryEmbedding": "query_embedding", "ID": "id", "UpdatedAt": "updated_at"} {
+		"FlagForReview": "flag_for_review", "BM25DenseAgreement": "bm25_dense_agreement", "RAGConfidence": "rag_confidence", "QueryEmbedding": "query_embedding", "ID": "id", "UpdatedAt": "updated_at"} {
 		if got := jsonName(in); got != want {
 			t.Errorf("jsonName(%s) = %s, want %s", in, got, want)
 		}
@@ -323,6 +328,24 @@ func TestEncoderKeysMatchWIT(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkKeys(t, w, "decision", dec)
+	// The rag-confidence preset reports the optional rag_confidence object.
+	ragPolicy, _ := policies.Get("rag-confidence")
+	rn, err := host.NewNative(ragPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ragDec, err := rn.Evaluate(ctx, []byte(`{"query":"q","chunks":[{"id":"c1","doc_id":"d","text":"t","scores":{"rerank":1.5}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKeys(t, w, "decision", ragDec)
+	var rd struct {
+		RAGConfidence json.RawMessage `json:"rag_confidence"`
+	}
+	if json.Unmarshal(ragDec, &rd) != nil || len(rd.RAGConfidence) == 0 {
+		t.Fatalf("the rag-confidence preset wrote no rag_confidence: %s", ragDec)
+	}
+	checkKeys(t, w, "rag-confidence", rd.RAGConfidence)
 	var d struct {
 		Chunks []json.RawMessage `json:"chunks"`
 		Policy json.RawMessage   `json:"policy"`
@@ -452,7 +475,7 @@ func TestParserSeesEveryRecord(t *testing.T) {
 	if n := len(regexp.MustCompile(`(?m)^\s*record\s`).FindAll(raw, -1)); n != len(w.records) {
 		t.Fatalf("file has %d records, parser found %d", n, len(w.records))
 	}
-	if len(w.records["decision"]) != 17 {
-		t.Fatalf("decision has %d fields, want 17", len(w.records["decision"]))
+	if len(w.records["decision"]) != 18 {
+		t.Fatalf("decision has %d fields, want 18", len(w.records["decision"]))
 	}
 }

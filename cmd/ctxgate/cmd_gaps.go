@@ -7,7 +7,9 @@ import (
 	"flag"
 	"io"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/gaps"
@@ -19,12 +21,12 @@ func init() {
 }
 
 const gapsUsage = `usage:
-  ctxgate gaps report --events FILE.jsonl [--format md|json] [--min-count N] [flags]
+  ctxgate gaps report --events FILE.jsonl [--format md|json|html] [--min-count N] [flags]
   ctxgate gaps verify --events FILE.jsonl --retrieval NEW.jsonl [--policy P] [--judge gate|scores] [flags]
 
 report clusters gap events (refusals, low-confidence answers, thumbs-down) by
 query similarity, ranks the clusters by count and says each one's failure mode
-and fix. verify re-runs each cluster's past queries against new retrieval
+and fix (--format html: one self-contained page with charts). verify re-runs each cluster's past queries against new retrieval
 results through the gate and counts how many now clear. See docs/gaps.md.
 Run ctxgate gaps report -h or ctxgate gaps verify -h for flags.
 `
@@ -62,7 +64,7 @@ func (f *gapsFlags) register(fs *flag.FlagSet) {
 	f.opt = gaps.DefaultOptions()
 	th := &f.opt.Thresholds
 	fs.StringVar(&f.events, "events", "", "gap events `FILE` (JSONL; - for stdin); required")
-	fs.StringVar(&f.format, "format", "md", "output format: md or json")
+	fs.StringVar(&f.format, "format", "md", "output format: md or json (report: also html, one self-contained page)")
 	fs.IntVar(&f.minCount, "min-count", 1, "show only clusters with at least `N` events")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed lines (counted on stderr) instead of failing on the first")
 	fs.IntVar(&f.maxLine, "max-line-bytes", gaps.DefaultMaxLineBytes, "longest accepted line, in bytes")
@@ -73,13 +75,24 @@ func (f *gapsFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&th.LowConfidence, "low-confidence", th.LowConfidence, "the low-confidence line, for the diagnosis")
 }
 
-// load reads the events and builds the report.
-func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer) (*gaps.Report, error) {
+// gapsLoad is what load read and built.
+type gapsLoad struct {
+	rep    *gaps.Report
+	events []gaps.Event
+	// skipped says, in words, which malformed lines --skip-bad skipped; ""
+	// when none.
+	skipped string
+}
+
+// load reads the events and builds the report. formats are the formats the
+// subcommand writes.
+func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer, formats ...string) (*gapsLoad, error) {
 	if f.events == "" {
 		return nil, usageError{errors.New("--events is required")}
 	}
-	if f.format != "md" && f.format != "json" {
-		return nil, usageError{errors.New("--format must be md or json, got " + quote(f.format))}
+	if !slices.Contains(formats, f.format) {
+		n := len(formats) - 1
+		return nil, usageError{errors.New("--format must be " + strings.Join(formats[:n], ", ") + " or " + formats[n] + ", got " + quote(f.format))}
 	}
 	r, closeFn, err := openInput(f.events, stdin)
 	if err != nil {
@@ -90,15 +103,17 @@ func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer) (*gaps.R
 	if err != nil {
 		return nil, errors.New(f.events + ": " + err.Error())
 	}
+	l := &gapsLoad{events: evs}
 	if st.Skipped > 0 {
-		io.WriteString(stderr, "ctxgate "+cmd+": skipped "+strconv.Itoa(st.Skipped)+" malformed lines of "+f.events+"; first: "+st.FirstErrors[0].Error()+"\n")
+		l.skipped = "skipped " + strconv.Itoa(st.Skipped) + " malformed lines of " + f.events + "; first: " + st.FirstErrors[0].Error()
+		io.WriteString(stderr, "ctxgate "+cmd+": "+l.skipped+"\n")
 	}
-	rep, err := gaps.Build(evs, f.opt)
+	l.rep, err = gaps.Build(evs, f.opt)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	rep.Filter(f.minCount)
-	return rep, nil
+	l.rep.Filter(f.minCount)
+	return l, nil
 }
 
 func openInput(name string, stdin io.Reader) (io.Reader, func(), error) {
@@ -125,6 +140,7 @@ func runGapsReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	fs := newGapsFlagSet("report", "--events FILE.jsonl [flags]")
 	var gf gapsFlags
 	gf.register(fs)
+	maxClusters := fs.Int("max-clusters", gaps.DefaultMaxHTMLClusters, "html: show at most `N` gaps, highest ranked first (the page says how many it left out)")
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
@@ -132,14 +148,24 @@ func runGapsReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		io.WriteString(stderr, "ctxgate gaps report: unexpected argument "+quote(fs.Arg(0))+"\n")
 		return exitUsage
 	}
-	rep, err := gf.load("gaps report", stdin, stderr)
+	l, err := gf.load("gaps report", stdin, stderr, "md", "json", "html")
 	if err != nil {
 		return fail(stderr, "gaps report", err)
 	}
-	if gf.format == "json" {
-		err = gaps.WriteJSON(stdout, rep)
-	} else {
-		err = gaps.WriteMarkdown(stdout, rep)
+	switch gf.format {
+	case "json":
+		err = gaps.WriteJSON(stdout, l.rep)
+	case "html":
+		opt := gaps.HTMLOptions{Source: gf.events, MaxClusters: *maxClusters}
+		if gf.events == "-" {
+			opt.Source = "standard input"
+		}
+		if l.skipped != "" {
+			opt.Notes = []string{"Malformed lines were left out: " + l.skipped + "."}
+		}
+		err = gaps.WriteHTML(stdout, l.rep, l.events, opt)
+	default:
+		err = gaps.WriteMarkdown(stdout, l.rep)
 	}
 	if err != nil {
 		return fail(stderr, "gaps report", err)
@@ -172,10 +198,11 @@ func runGapsVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if *retrieval == "-" && gf.events == "-" {
 		return fail(stderr, "gaps verify", usageError{errors.New("--events and --retrieval cannot both be stdin")})
 	}
-	rep, err := gf.load("gaps verify", stdin, stderr)
+	l, err := gf.load("gaps verify", stdin, stderr, "md", "json")
 	if err != nil {
 		return fail(stderr, "gaps verify", err)
 	}
+	rep := l.rep
 	r, closeFn, err := openInput(*retrieval, stdin)
 	if err != nil {
 		return fail(stderr, "gaps verify", err)

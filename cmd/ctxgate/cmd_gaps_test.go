@@ -28,6 +28,21 @@ func TestGapsReport(t *testing.T) {
 	if code, out, _ := cli(t, string(in), "gaps", "report", "--events", "-"); code != exitOK || out != string(want) {
 		t.Errorf("stdin: exit %d", code)
 	}
+	// html: the golden page (made with the source named sample.jsonl), and
+	// the caps it is given.
+	page, err := os.ReadFile("../../testdata/gaps/sample.report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = cli(t, string(in), "gaps", "report", "--events", "-", "--format", "html")
+	if code != exitOK || strings.Replace(out, "Events from standard input", "Events from sample.jsonl", 1) != string(page) {
+		t.Errorf("html: exit %d, stderr %q; output differs from testdata/gaps/sample.report.html", code, errs)
+	}
+	code, out, _ = cli(t, "", "gaps", "report", "--events", sampleEvents, "--format", "html", "--min-count", "4", "--max-clusters", "2")
+	if code != exitOK || strings.Count(out, `<article class="gap"`) != 2 ||
+		!strings.Contains(out, "Not shown: 5 gaps with fewer than 4 events, and 4 lower-ranked gaps past the first 2.") {
+		t.Errorf("html --min-count 4 --max-clusters 2: exit %d", code)
+	}
 }
 
 func TestGapsErrors(t *testing.T) {
@@ -42,7 +57,8 @@ func TestGapsErrors(t *testing.T) {
 		{[]string{"gaps"}, exitUsage, "usage:"},
 		{[]string{"gaps", "frob"}, exitUsage, `unknown subcommand "frob"`},
 		{[]string{"gaps", "report"}, exitUsage, "--events is required"},
-		{[]string{"gaps", "report", "--events", sampleEvents, "--format", "xml"}, exitUsage, "--format must be md or json"},
+		{[]string{"gaps", "report", "--events", sampleEvents, "--format", "xml"}, exitUsage, "--format must be md, json or html"},
+		{[]string{"gaps", "verify", "--events", sampleEvents, "--retrieval", sampleRetrieval, "--format", "html"}, exitUsage, "--format must be md or json"},
 		{[]string{"gaps", "report", "--events", sampleEvents, "--cosine", "2"}, exitUsage, "cosine threshold must be in (0, 1]"},
 		{[]string{"gaps", "report", "--events", filepath.Join(dir, "missing.jsonl")}, exitFail, "no such file"},
 		{[]string{"gaps", "report", "--events", bad}, exitFail, "bad.jsonl: line 2: kind: must be one of"},
@@ -55,7 +71,7 @@ func TestGapsErrors(t *testing.T) {
 		}
 	}
 	code, out, errs := cli(t, "", "gaps", "report", "--events", bad, "--skip-bad")
-	if code != exitOK || !strings.Contains(errs, "skipped 1 malformed lines") || !strings.Contains(out, "1 events") {
+	if code != exitOK || !strings.Contains(errs, "skipped 1 malformed lines") || !strings.Contains(out, "1 event,") {
 		t.Errorf("--skip-bad: exit %d stderr %q", code, errs)
 	}
 }

@@ -45,26 +45,8 @@ func TestServe(t *testing.T) {
 	os.WriteFile(config, []byte("listen: 127.0.0.1:1\npolicy: "+policy+"\nlimits:\n  gate_timeout: 2s\n"), 0o644)
 	args := append([]string{"serve", "--config", config, "--listen", "127.0.0.1:0", "--reload-poll", "0",
 		"--gap-log", filepath.Join(dir, "gaps.jsonl")}, wasmFlags(t, "tinygo")...)
-	var stdout, stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(args, strings.NewReader(""), &stdout, &stderr) }()
-
-	var base string
-	deadline := time.Now().Add(30 * time.Second)
-	for base == "" {
-		if _, l, ok := strings.Cut(stdout.String(), "listening on "); ok {
-			base = strings.TrimSpace(l)
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d: %s", code, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	srv := startServe(t, args)
+	base, stderr := srv.base, &srv.stderr
 	req, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
 	resp, err := http.Post(base+"/v1/gate", "application/json", bytes.NewReader(req))
 	if err != nil {
@@ -83,7 +65,7 @@ func TestServe(t *testing.T) {
 	b, _ := json.Marshal(p)
 	os.WriteFile(policy, b, 0o644)
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(stderr.String(), "policy reloaded") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no reload after SIGHUP: %s", stderr.String())
@@ -91,14 +73,8 @@ func TestServe(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	syscall.Kill(os.Getpid(), syscall.SIGTERM)
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit %d after SIGTERM: %s", code, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
+	if code := srv.stop(t); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM: %s", code, stderr.String())
 	}
 }
 

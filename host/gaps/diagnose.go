@@ -120,6 +120,13 @@ type Diagnosis struct {
 	Mode   string `json:"failure_mode"`
 	Fix    string `json:"fix"`
 	Action string `json:"action"`
+	// Title says the failure mode in words ("The knowledge base has nothing
+	// on this"), FixTitle the fix in a few words.
+	Title    string `json:"title"`
+	FixTitle string `json:"fix_title"`
+	// Why explains the mode with the two or three signals behind it, in
+	// sentences.
+	Why []string `json:"why"`
 	// Reason states the rule that fired with the cluster's numbers.
 	Reason string `json:"reason"`
 	// Best is the median best retrieval score (bestScorePriority), nil when
@@ -220,6 +227,9 @@ func diagnose(events []Event, idx []int32, sc SourceCounts, th *Thresholds) Diag
 	}
 	f := modeFix[d.Mode]
 	d.Fix, d.Action = f.fix, f.action
+	d.Title, d.FixTitle = modeTitles[d.Mode], fixTitles[d.Fix]
+	d.Why = why(d.Mode, &facts{best: b, cov: cov, covBest: covBest, hasBest: hasBest, hasCov: hasCov,
+		softOrDown: sc.RefusalSoft + sc.ThumbsDown, total: total}, th)
 	return d
 }
 

@@ -15,6 +15,17 @@ func ev(kind string, signals map[string]float64, top ...float64) Event {
 
 type S = map[string]float64
 
+// diagnoseAll diagnoses events as one cluster.
+func diagnoseAll(events []Event, th *Thresholds) Diagnosis {
+	idx := make([]int32, len(events))
+	var sc SourceCounts
+	for i := range events {
+		idx[i] = int32(i)
+		sc.add(events[i].Kind)
+	}
+	return diagnose(events, idx, sc, th)
+}
+
 func TestDiagnoseRules(t *testing.T) {
 	th := DefaultThresholds()
 	for _, tc := range []struct {
@@ -51,13 +62,7 @@ func TestDiagnoseRules(t *testing.T) {
 		{"priority", []Event{ev(KindRefusalHard, S{"evidence_top": 0.3, "max_similarity": 0.9}, 0.9)}, ModeAlmostMatched},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := make([]int32, len(tc.events))
-			var sc SourceCounts
-			for i := range tc.events {
-				idx[i] = int32(i)
-				sc.add(tc.events[i].Kind)
-			}
-			d := diagnose(tc.events, idx, sc, &th)
+			d := diagnoseAll(tc.events, &th)
 			if d.Mode != tc.want {
 				t.Fatalf("mode %s (%s), want %s", d.Mode, d.Reason, tc.want)
 			}

@@ -6,7 +6,7 @@ import (
 )
 
 // Arbitrary input never panics the reader or the pipeline, and a file that
-// reads builds a report that writes.
+// reads builds a report that writes, in every format.
 func FuzzReadAndBuild(f *testing.F) {
 	f.Add([]byte(goodLine + "\n" + `{"kind":"thumbs_down","query":"q","query_embedding":[1,0]}`))
 	f.Add([]byte(`{"gap_event":{"kind":"refusal_soft","query":"x","signals":{"coverage":1e308}}}`))
@@ -22,6 +22,9 @@ func FuzzReadAndBuild(f *testing.F) {
 			t.Fatal(err)
 		}
 		if err := WriteMarkdown(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteHTML(&b, rep, evs, HTMLOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	})

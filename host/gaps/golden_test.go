@@ -43,17 +43,21 @@ func TestSampleGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var md, js, vmd bytes.Buffer
+	var md, js, page, vmd bytes.Buffer
 	if err := WriteMarkdown(&md, rep); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteJSON(&js, rep); err != nil {
 		t.Fatal(err)
 	}
+	if err := WriteHTML(&page, rep, evs, HTMLOptions{Source: "sample.jsonl"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteVerifyMarkdown(&vmd, res); err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string][]byte{"sample.report.md": md.Bytes(), "sample.report.json": js.Bytes(), "sample.verify-scores.md": vmd.Bytes()} {
+	for name, got := range map[string][]byte{"sample.report.md": md.Bytes(), "sample.report.json": js.Bytes(), "sample.report.html": page.Bytes(),
+		"sample.verify-scores.md": vmd.Bytes()} {
 		path := filepath.Join(sampleDir, name)
 		if *update {
 			if err := os.WriteFile(path, got, 0o644); err != nil {

@@ -21,12 +21,17 @@ type Cluster struct {
 	Examples       []string     `json:"examples"`
 	// DistinctQueries is how many differently worded questions the cluster
 	// holds (after case and whitespace folding).
-	DistinctQueries int       `json:"distinct_queries"`
-	FirstSeen       string    `json:"first_seen,omitempty"`
-	LastSeen        string    `json:"last_seen,omitempty"`
-	Path            string    `json:"path"` // embedding | lexical | mixed
-	Policies        []string  `json:"policies"`
-	Diagnosis       Diagnosis `json:"diagnosis"`
+	DistinctQueries int `json:"distinct_queries"`
+	// FirstSeen and LastSeen are RFC 3339 with the log's full precision,
+	// for machines; the _text forms are to the minute, for people
+	// ("2026-03-02 22:58 UTC").
+	FirstSeen     string    `json:"first_seen,omitempty"`
+	LastSeen      string    `json:"last_seen,omitempty"`
+	FirstSeenText string    `json:"first_seen_text,omitempty"`
+	LastSeenText  string    `json:"last_seen_text,omitempty"`
+	Path          string    `json:"path"` // embedding | lexical | mixed
+	Policies      []string  `json:"policies"`
+	Diagnosis     Diagnosis `json:"diagnosis"`
 	// Queries are every distinct query with its count, most frequent first:
 	// what verify re-runs.
 	Queries []QueryCount `json:"-"`
@@ -46,9 +51,15 @@ type QueryCount struct {
 
 // Report is the ranked backlog.
 type Report struct {
-	Options  ReportOptions `json:"options"`
-	Stats    Stats         `json:"stats"`
-	Clusters []Cluster     `json:"clusters"`
+	Options ReportOptions `json:"options"`
+	Stats   Stats         `json:"stats"`
+	// FirstSeen and LastSeen span every event with a time (clusters left
+	// out by Filter included), in the forms Cluster uses.
+	FirstSeen     string    `json:"first_seen,omitempty"`
+	LastSeen      string    `json:"last_seen,omitempty"`
+	FirstSeenText string    `json:"first_seen_text,omitempty"`
+	LastSeenText  string    `json:"last_seen_text,omitempty"`
+	Clusters      []Cluster `json:"clusters"`
 }
 
 // ReportOptions echoes the thresholds a report was made with.
@@ -91,6 +102,21 @@ func Build(events []Event, opt Options) (*Report, error) {
 	})
 	for i := range rep.Clusters {
 		rep.Clusters[i].Rank = i + 1
+	}
+	var first, last time.Time
+	for i := range events {
+		if t := events[i].Time; events[i].HasTime {
+			if first.IsZero() || t.Before(first) {
+				first = t
+			}
+			if t.After(last) {
+				last = t
+			}
+		}
+	}
+	if !first.IsZero() {
+		rep.FirstSeen, rep.LastSeen = first.UTC().Format(time.RFC3339Nano), last.UTC().Format(time.RFC3339Nano)
+		rep.FirstSeenText, rep.LastSeenText = ReadableTime(first), ReadableTime(last)
 	}
 	return rep, nil
 }
@@ -166,6 +192,7 @@ func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Clust
 	if !first.IsZero() {
 		c.FirstSeen = first.UTC().Format(time.RFC3339Nano)
 		c.LastSeen = c.last.UTC().Format(time.RFC3339Nano)
+		c.FirstSeenText, c.LastSeenText = ReadableTime(first), ReadableTime(c.last)
 	}
 	c.Policies = make([]string, 0, len(policies))
 	for p := range policies {

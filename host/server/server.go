@@ -218,6 +218,7 @@ func (s *Server) Handler() http.Handler {
 	route("/v1/feedback", http.MethodPost, s.handleFeedback)
 	route("/v1/policy", http.MethodGet, s.handlePolicy)
 	route("/healthz", http.MethodGet, s.handleHealth)
+	route("/gaps", http.MethodGet, s.handleGaps)
 	route("/v1/chat/completions", http.MethodPost, s.handleChat)
 	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	route("/metrics", http.MethodGet, metrics.ServeHTTP)

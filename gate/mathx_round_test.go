@@ -1,0 +1,39 @@
+package gate
+
+import (
+	"math"
+	"math/rand"
+	"strconv"
+	"testing"
+)
+
+// round3Ref is Python's round(x, 3): strconv rounds the exact binary value
+// to 3 decimals, ties to even, and parsing takes the nearest double.
+func round3Ref(x float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	return r
+}
+
+func TestRound3MatchesPython(t *testing.T) {
+	xs := []float64{0, 0.0005, 0.0015, 0.0025, 0.0625, 0.1875, 0.3125, 0.4375, 0.5625, 0.6875, 0.8125, 0.9375,
+		1.0625, 0.7745, 0.7755, 0.775, 0.29966666666666664, 2.675, 1.0005, 12345.6785, 0.9999, 0.99950000000000005}
+	// Every dyadic tie k/2000 (k odd, 125 | k) below 64, and its neighbours.
+	for k := 125; k < 128000; k += 250 {
+		x := float64(k) / 2000
+		xs = append(xs, x, math.Nextafter(x, 0), math.Nextafter(x, 2e5))
+	}
+	r := rand.New(rand.NewSource(3))
+	for i := 0; i < 200000; i++ {
+		xs = append(xs, r.Float64(), r.Float64()*20, float64(r.Intn(1_000_000))/1000+0.0005)
+	}
+	for _, x := range xs {
+		for _, v := range []float64{x, -x} {
+			if got, want := round3(v), round3Ref(v); got != want && !(got == 0 && want == 0) {
+				t.Fatalf("round3(%v) = %v, want %v", v, got, want)
+			}
+		}
+	}
+	if got := round3(1e13); got != 1e13 {
+		t.Errorf("round3(1e13) = %v", got)
+	}
+}

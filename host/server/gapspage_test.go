@@ -1,0 +1,144 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxgate/ctxgate/host/gaps"
+)
+
+// TestGapsPage: /gaps is the report of the live gap log. A refusal decided
+// a moment ago is on it (the queue is flushed first), user text is escaped,
+// and the headers forbid scripts and caching.
+func TestGapsPage(t *testing.T) {
+	s := start(t, Options{GapLog: filepath.Join(t.TempDir(), "gaps.jsonl")})
+	r := do(t, "GET", s.url+"/gaps", nil)
+	if r.status != 200 || !strings.Contains(string(r.body), "No gaps to show.") {
+		t.Fatalf("empty log: %d\n%s", r.status, r.body)
+	}
+	var req map[string]any
+	json.Unmarshal(request(t, "default", "refuse_off_topic"), &req)
+	hostile := `<script>alert("x")</script> refund policy for annual plans?`
+	for _, q := range []string{req["query"].(string), hostile} {
+		req["query"] = q
+		b, _ := json.Marshal(req)
+		if g := do(t, "POST", s.url+"/v1/gate", b); g.status != 200 || g.header.Get("X-Ctxgate-Action") != "refuse" {
+			t.Fatalf("gate: %d %s", g.status, g.body)
+		}
+	}
+	r = do(t, "GET", s.url+"/gaps", nil)
+	page := string(r.body)
+	if r.status != 200 || r.header.Get("Content-Type") != "text/html; charset=utf-8" || r.header.Get("Cache-Control") != "no-store" ||
+		!strings.HasPrefix(r.header.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Fatalf("GET /gaps: %d %v", r.status, r.header)
+	}
+	for _, want := range []string{"2 events", "What is your refund policy for annual plans?", "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",
+		"the server&#39;s gap log gaps.jsonl, read on each request (at most its newest 16 MiB)", "2 hard refusals"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script") {
+		t.Error("page holds an unescaped script")
+	}
+	if h := do(t, "HEAD", s.url+"/gaps", nil); h.status != 200 || len(h.body) != 0 {
+		t.Errorf("HEAD: %d, %d bytes", h.status, len(h.body))
+	}
+	if p := do(t, "GET", s.url+"/gaps?min_count=3", nil); !strings.Contains(string(p.body), "Not shown: 2 gaps with fewer than 3 events.") {
+		t.Errorf("min_count=3 should leave both gaps out and say so: %s", p.body[strings.Index(string(p.body), "<main>"):])
+	}
+	for _, bad := range []string{"min_count=x", "floor=high", "floor=2"} {
+		if p := do(t, "GET", s.url+"/gaps?"+bad, nil); p.status != 400 {
+			t.Errorf("%s: %d %s", bad, p.status, p.body)
+		}
+	}
+	if p := do(t, "POST", s.url+"/gaps", nil); p.status != 405 {
+		t.Errorf("POST /gaps: %d", p.status)
+	}
+}
+
+func TestGapsPageWithoutLog(t *testing.T) {
+	s := start(t, Options{})
+	r := do(t, "GET", s.url+"/gaps", nil)
+	if r.status != 404 || !strings.Contains(string(r.body), "--gap-log") {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+}
+
+// The page reads at most gapsPageBytes of the newest log and says so; the
+// line the cut falls in is dropped, not reported as malformed.
+func TestGapsPageReadsTheNewestBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gaps.jsonl")
+	var log []byte
+	at := time.Date(2026, 11, 25, 14, 3, 0, 0, time.UTC)
+	for i := 0; i < 200; i++ {
+		q := "old question about topic " + strconv.Itoa(i%7)
+		if i >= 190 {
+			q = "new question about billing exports"
+		}
+		ev := `{"kind":"refusal_hard","query":` + strconv.Quote(q) + `,"signals":{"evidence_top":0.1}}`
+		log = gaps.AppendEventLine(log, []byte(ev), at.Add(time.Duration(i)*time.Minute), "d"+strconv.Itoa(i), gaps.PolicyRef{Name: "default"})
+	}
+	if err := os.WriteFile(path, log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// tail15 is the size of the newest 15 lines.
+	lines := bytes.SplitAfter(log, []byte("\n")) // the last is empty
+	tail15 := 0
+	for _, l := range lines[len(lines)-16:] {
+		tail15 += len(l)
+	}
+	defer func(old int64) { gapsPageBytes = old }(gapsPageBytes)
+
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		want  int // events read
+	}{
+		{"whole log", int64(len(log)), 200},
+		{"cut mid-line", int64(tail15 + 100), 15},
+		{"cut on a line boundary", int64(tail15), 15},
+		{"cut one byte into a line", int64(tail15 - 1), 14},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gapsPageBytes = tc.limit
+			evs, notes, err := readGapLogTail(path, gapsPageBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != tc.want {
+				t.Errorf("%d events, want %d; notes %q", len(evs), tc.want, notes)
+			}
+			for _, n := range notes {
+				if strings.Contains(n, "malformed") {
+					t.Errorf("note %q: the cut line must be dropped quietly", n)
+				}
+			}
+			if cut := tc.limit < int64(len(log)); cut != (len(notes) == 1 && strings.Contains(notes[0], "older events are left out")) {
+				t.Errorf("notes %q", notes)
+			}
+		})
+	}
+
+	gapsPageBytes = int64(tail15)
+	s := start(t, Options{GapLog: path})
+	page := string(do(t, "GET", s.url+"/gaps", nil).body)
+	if !strings.Contains(page, "15 events") || !strings.Contains(page, "this page reads its newest "+byteSize(gapsPageBytes)) ||
+		!strings.Contains(page, "new question about billing exports") {
+		t.Errorf("capped page: %s", page[strings.Index(page, "<body>"):][:2000])
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for n, want := range map[int64]string{512: "512 bytes", 2048: "2 KiB", 2560: "2.5 KiB", 16 << 20: "16 MiB", 120 << 20: "120 MiB", 3 << 19: "1.5 MiB"} {
+		if got := byteSize(n); got != want {
+			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
