@@ -481,6 +481,9 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	if p.ChunkRelevance != nil {
 		e.signalChunkRelevance()
 	}
+	if p.Answerability != nil {
+		e.signalAnswerability()
+	}
 
 	var d *Decision
 	if e.later.on {
