@@ -74,7 +74,7 @@ func checkRequestInvariants(t *testing.T, req *Request) {
 			if s.HasVector && (s.Vector < 0 || s.Vector > 1) {
 				t.Fatalf("vector %v outside [0,1]", s.Vector)
 			}
-			if s.BM25 < 0 || s.RRF < 0 || s.Boosted < 0 || s.Graph < 0 || (c.HasTrust && (c.Trust < 0 || c.Trust > 1)) {
+			if s.BM25 < 0 || s.RRF < 0 || s.Boosted < 0 || s.Graph < 0 || s.Sparse < 0 || (c.HasTrust && (c.Trust < 0 || c.Trust > 1)) {
 				t.Fatalf("out-of-range score %+v trust %v", s, c.Trust)
 			}
 			if len(c.Embedding) > 0 && len(req.QueryEmbedding) > 0 && len(c.Embedding) != len(req.QueryEmbedding) {
@@ -152,6 +152,7 @@ func appendChunks(dst []byte, cs []Chunk) []byte {
 		num("rrf", s.RRF, s.HasRRF)
 		num("boosted", s.Boosted, s.HasBoosted)
 		num("graph", s.Graph, s.HasGraph)
+		num("sparse", s.Sparse, s.HasSparse)
 		dst = append(dst, '}')
 		if c.HasUpdated {
 			dst = append(dst, `,"updated_at":`...)

@@ -364,7 +364,7 @@ func (e *Engine) confidence() float64 {
 
 // checkRequest rejects what no rule could decide sanely, naming the field.
 // Scores are clamped by documented rules instead (docs/decision.md): vector,
-// rerank, rrf, boosted and graph to [0,1], bm25 to >= 0. A chunk's field
+// rerank, rrf, boosted and graph to [0,1], bm25 and sparse to >= 0. A chunk's field
 // path ("chunks[3]") is built only for an error: built for every chunk it
 // was several allocations per chunk on every decision.
 func checkRequest(req *Request) error {
@@ -417,6 +417,8 @@ func checkChunk(c *Chunk, dims int) (field, msg string) {
 		return ".scores.boosted", notFinite
 	case s.HasGraph && !finite(s.Graph):
 		return ".scores.graph", notFinite
+	case s.HasSparse && !finite(s.Sparse):
+		return ".scores.sparse", notFinite
 	}
 	if c.HasTrust && !unit(c.Trust) {
 		return ".trust", "must be in [0,1]"
@@ -478,6 +480,9 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 	}
 	if p.ChunkRelevance != nil {
 		e.signalChunkRelevance()
+	}
+	if p.Answerability != nil {
+		e.signalAnswerability()
 	}
 
 	var d *Decision

@@ -30,6 +30,7 @@ func TestDecideCheckNamesTheField(t *testing.T) {
 		{"rrf", Chunk{Scores: Scores{RRF: nan, HasRRF: true}}, nil, ".scores.rrf", "must be a finite number", false, 0, 1},
 		{"boosted", Chunk{Scores: Scores{Boosted: nan, HasBoosted: true}}, nil, ".scores.boosted", "must be a finite number", false, 0, 1},
 		{"graph", Chunk{Scores: Scores{Graph: math.Inf(-1), HasGraph: true}}, nil, ".scores.graph", "must be a finite number", false, 0, 1},
+		{"sparse", Chunk{Scores: Scores{Sparse: math.Inf(1), HasSparse: true}}, nil, ".scores.sparse", "must be a finite number", false, 0, 1},
 		{"vector before bm25", Chunk{Scores: Scores{Vector: nan, HasVector: true, BM25: nan, HasBM25: true}}, nil, ".scores.vector", "must be a finite number", false, 0, 1},
 		{"absent score ignored, trust", Chunk{Scores: Scores{Vector: nan}, Trust: 1.5, HasTrust: true}, nil, ".trust", "must be in [0,1]", false, 0, 1},
 		{"temperature", Chunk{Temperature: -1, HasTemperature: true}, nil, ".temperature", "must be a finite number >= 0", false, 0, 1},

@@ -344,6 +344,7 @@ const (
 	wRRF        = 0x667272           // "rrf"
 	wBoosted    = 0x646574736f6f62   // "boosted"
 	wGraph      = 0x6870617267       // "graph"
+	wSparse     = 0x657372617073     // "sparse"
 )
 
 // Field codes: what field returns.
@@ -371,6 +372,7 @@ const (
 	fRRF
 	fBoosted
 	fGraph
+	fSparse
 )
 
 // field reads `"name":` (and the white space after it) where name must be
@@ -467,7 +469,7 @@ func (d *directDecoder) field() int {
 var fieldLen = [...]uint8{fNone: 0, fQuery: 5, fChunks: 6, fQueryEmbedding: 15, fResults: 17, fNow: 3,
 	fID: 2, fDocID: 6, fTitle: 5, fText: 4, fScores: 6, fUpdated: 10, fTrust: 5, fUntrusted: 9,
 	fEmbedding: 9, fTemperature: 11, fMetadata: 8, fVector: 6, fBM25: 4, fRerank: 6, fRRF: 3,
-	fBoosted: 7, fGraph: 5}
+	fBoosted: 7, fGraph: 5, fSparse: 6}
 
 // fieldOf is the field whose name is n bytes long and packs to w0, w1
 // (its first sixteen bytes); fNone when there is none.
@@ -532,6 +534,8 @@ func fieldOf(w0, w1 uint64, n int) int {
 		f = fBoosted
 	case wGraph:
 		f = fGraph
+	case wSparse:
+		f = fSparse
 	}
 	if int(fieldLen[f]) != n {
 		return fNone
@@ -1509,14 +1513,14 @@ func (d *directDecoder) scores(s *Scores, level int) bool {
 	if !d.open('{', level) {
 		return false
 	}
-	var vector, bm25, rerank, rrf, boosted, graph float64
-	var hasVector, hasBM25, hasRerank, hasRRF, hasBoosted, hasGraph bool
+	var vector, bm25, rerank, rrf, boosted, graph, sparse float64
+	var hasVector, hasBM25, hasRerank, hasRRF, hasBoosted, hasGraph, hasSparse bool
 	if !d.next('}') {
 		seen := 0
 		for {
 			f := d.field()
 			d.values++
-			if f < fVector || f > fGraph {
+			if f < fVector || f > fSparse {
 				return false
 			}
 			bit := 1 << (f - fVector)
@@ -1554,6 +1558,8 @@ func (d *directDecoder) scores(s *Scores, level int) bool {
 						rrf, hasRRF = v, true
 					case fBoosted:
 						boosted, hasBoosted = v, true
+					case fSparse:
+						sparse, hasSparse = v, true
 					default:
 						graph, hasGraph = v, true
 					}
@@ -1568,8 +1574,8 @@ func (d *directDecoder) scores(s *Scores, level int) bool {
 			}
 		}
 	}
-	s.Vector, s.BM25, s.Rerank, s.RRF, s.Boosted, s.Graph = vector, bm25, rerank, rrf, boosted, graph
-	s.HasVector, s.HasBM25, s.HasRerank, s.HasRRF, s.HasBoosted, s.HasGraph = hasVector, hasBM25, hasRerank, hasRRF, hasBoosted, hasGraph
+	s.Vector, s.BM25, s.Rerank, s.RRF, s.Boosted, s.Graph, s.Sparse = vector, bm25, rerank, rrf, boosted, graph, sparse
+	s.HasVector, s.HasBM25, s.HasRerank, s.HasRRF, s.HasBoosted, s.HasGraph, s.HasSparse = hasVector, hasBM25, hasRerank, hasRRF, hasBoosted, hasGraph, hasSparse
 	return true
 }
 

@@ -90,7 +90,7 @@ var directCases = []string{
 	` {"query" : "q" , "chunks" : [ ] } `,
 	`{"query":"  q\t","chunks":null,"query_embedding":null,"results_per_query":null,"now":null}`,
 	`{"query":"caf\u00e9 \ud83d\ude00 \"x\" \\ \/ \b\f\n\r\t \u0000","chunks":[{"id":"\u00e9","text":"na\u00efve – ok"}]}`,
-	`{"chunks":[{"id":"a","doc_id":"d","title":"t","text":"x","scores":{"vector":-0.2,"bm25":0,"rerank":-4,"rrf":0.01,"boosted":0.3,"graph":1e-400},"updated_at":"2023-01-01T00:00:00Z","trust":1,"untrusted":false,"embedding":[1,0],"temperature":-37.5e1,"metadata":{"k":[1,{"a":null,"b":true,"c":"\u00e9"}],"":-0,"x":{}}},{"id":null,"title":null,"scores":null,"metadata":null}],"query_embedding":[0.5,-0.5],"query":"q"}`,
+	`{"chunks":[{"id":"a","doc_id":"d","title":"t","text":"x","scores":{"vector":-0.2,"bm25":0,"rerank":-4,"rrf":0.01,"boosted":0.3,"graph":1e-400,"sparse":1.4e6},"updated_at":"2023-01-01T00:00:00Z","trust":1,"untrusted":false,"embedding":[1,0],"temperature":-37.5e1,"metadata":{"k":[1,{"a":null,"b":true,"c":"\u00e9"}],"":-0,"x":{}}},{"id":null,"title":null,"scores":null,"metadata":null}],"query_embedding":[0.5,-0.5],"query":"q"}`,
 	`{"query":"q","results_per_query":[[{"id":"a","scores":{"vector":1.0000000005}}],[{"id":"a"},{}],[]]}`,
 	`{"query":"q","results_per_query":[]}`,
 	`{"query":"q","now":"2024-05-01T12:00:00+02:00"}`,
@@ -429,6 +429,7 @@ func TestFieldWords(t *testing.T) {
 		{"metadata", wMetadata, 0, fMetadata}, {"vector", wVector, 0, fVector}, {"bm25", wBM25, 0, fBM25},
 		{"rerank", wRerank, 0, fRerank}, {"rrf", wRRF, 0, fRRF}, {"boosted", wBoosted, 0, fBoosted},
 		{"graph", wGraph, 0, fGraph},
+		{"sparse", wSparse, 0, fSparse},
 	} {
 		if w0, w1 := pack(c.name); w0 != c.w0 || w1 != c.w1 {
 			t.Errorf("%s: words %#x %#x, want %#x %#x", c.name, c.w0, c.w1, w0, w1)

@@ -113,6 +113,8 @@ func (d *directDecoder) fieldRef() int {
 		f = fBoosted
 	case wGraph:
 		f = fGraph
+	case wSparse:
+		f = fSparse
 	}
 	if n > 16 {
 		return fNone // only results_per_query is longer

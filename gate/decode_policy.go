@@ -16,7 +16,7 @@ const policyMaxDepth = 16
 
 const (
 	policyFields      = "name version description signals merge order_by confidence filters bands no_chunks none_kept messages limits"
-	signalsFields     = "similarity quality sufficiency evidence retrieval answer_coverage chunk_relevance"
+	signalsFields     = "similarity quality sufficiency evidence retrieval answer_coverage chunk_relevance answerability"
 	outcomeFields     = "label level action interpretation flag"
 	bandFields        = "min " + outcomeFields
 	messagesFields    = "refusal_line refusal caveat fallback_prompt instructions untrusted_warning"
@@ -378,7 +378,88 @@ func readSignals(p *Policy, top obj) *Error {
 		}
 		p.ChunkRelevance = &c
 	}
+	if o, ok, err := s.object("answerability", false); err != nil {
+		return err
+	} else if ok {
+		c, err := readAnswerability(o)
+		if err != nil {
+			return err
+		}
+		p.Answerability = c
+	}
 	return nil
+}
+
+// readAnswerability reads signals.answerability: the text model (required),
+// the scored model, and the two saturations.
+func readAnswerability(o obj) (*AnswerabilityConfig, *Error) {
+	if err := o.strict("text scored scored_min_term_coverage bm25_saturation sparse_saturation"); err != nil {
+		return nil, err
+	}
+	c := defaultAnswerability()
+	t, _, err := o.object("text", true)
+	if err != nil {
+		return nil, err
+	}
+	if err := readAnswerabilityModel(t, &c.Text); err != nil {
+		return nil, err
+	}
+	if m, ok, err := o.object("scored", false); err != nil {
+		return nil, err
+	} else if ok {
+		if err := readAnswerabilityModel(m, &c.Scored); err != nil {
+			return nil, err
+		}
+		c.HasScored = true
+	}
+	if err := readNum(o, "scored_min_term_coverage", &c.ScoredMinCoverage); err != nil {
+		return nil, err
+	}
+	if err := readNum(o, "bm25_saturation", &c.BM25Saturation); err != nil {
+		return nil, err
+	}
+	if err := readNum(o, "sparse_saturation", &c.SparseSaturation); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// readAnswerabilityModel reads {"bias": b, "weights": {"feature": w, ...}};
+// a weight names one of FeatureNames.
+func readAnswerabilityModel(o obj, m *AnswerabilityModel) *Error {
+	if err := o.strict("bias weights"); err != nil {
+		return err
+	}
+	if err := readNum(o, "bias", &m.Bias); err != nil {
+		return err
+	}
+	ws, ok, err := o.object("weights", true)
+	if err != nil || !ok {
+		return err
+	}
+	for i, n := 0, ws.v.Len(); i < n; i++ {
+		k := ws.v.Key(i)
+		f := featureIndex(k)
+		if f < 0 {
+			return ws.fail(k, "unknown feature (want one of "+featureList()+")")
+		}
+		if err := readNum(ws, k, &m.Weights[f]); err != nil {
+			return err
+		}
+		m.Used[f] = true
+	}
+	return nil
+}
+
+func featureList() string {
+	s := ""
+	for i, n := range FeatureNames {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
 }
 
 // readOrderBy reads order_by: one ordering as a string, or an array of them

@@ -81,7 +81,7 @@ func (e *Engine) decodeRequest(data []byte) (*Request, error) {
 const (
 	requestFields = "query chunks query_embedding results_per_query now"
 	chunkFields   = "id doc_id title text scores updated_at trust untrusted embedding temperature metadata"
-	scoreFields   = "vector bm25 rerank rrf boosted graph"
+	scoreFields   = "vector bm25 rerank rrf boosted graph sparse"
 )
 
 type requestDecoder struct {
@@ -385,7 +385,8 @@ const vectorSlack = 1e-9
 //     distance to similarity as clamp(1-distance, 0, 1)); values just above
 //     1 clamp to 1; anything else (a distance, a percentage) is an error
 //     rather than a silently wrong gate.
-//   - bm25, rrf, boosted and graph are non-negative by construction.
+//   - bm25, rrf, boosted, graph and sparse (a learned-sparse retriever's
+//     raw score) are non-negative by construction.
 //   - rerank may be any number: cross-encoders return logits; the logic
 //     normalizes it where a seed needs [0,1].
 func scores(s *Scores, o obj) *Error {
@@ -428,7 +429,10 @@ func scores(s *Scores, o obj) *Error {
 	if err := nonNeg("boosted", &s.Boosted, &s.HasBoosted); err != nil {
 		return err
 	}
-	return nonNeg("graph", &s.Graph, &s.HasGraph)
+	if err := nonNeg("graph", &s.Graph, &s.HasGraph); err != nil {
+		return err
+	}
+	return nonNeg("sparse", &s.Sparse, &s.HasSparse)
 }
 
 // embedding reads an embedding and checks its length: not empty, within

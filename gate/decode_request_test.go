@@ -14,7 +14,7 @@ func TestDecodeRequestFull(t *testing.T) {
 	  "now": "2024-05-01T12:00:00Z",
 	  "chunks": [
 	    {"id": "a", "doc_id": "d1", "title": "Photosynthesis", "text": "Plants use light.",
-	     "scores": {"vector": 0.82, "bm25": 0, "rerank": -3.5, "rrf": 0.016, "boosted": 0.9, "graph": 2},
+	     "scores": {"vector": 0.82, "bm25": 0, "rerank": -3.5, "rrf": 0.016, "boosted": 0.9, "graph": 2, "sparse": 2.5e6},
 	     "updated_at": "2024-04-30T12:00:00+00:00", "trust": 0.5, "untrusted": true,
 	     "embedding": [1, 0, 0], "temperature": 37, "metadata": {"any": ["thing", {"deep": null}]}},
 	    {"text": "second, no id", "scores": {"vector": -0.3}},
@@ -40,8 +40,8 @@ func TestDecodeRequestFull(t *testing.T) {
 	}
 	c := req.Chunks[0]
 	want := Chunk{ID: "a", DocID: "d1", Title: "Photosynthesis", Text: "Plants use light.",
-		Scores: Scores{Vector: 0.82, BM25: 0, Rerank: -3.5, RRF: 0.016, Boosted: 0.9, Graph: 2,
-			HasVector: true, HasBM25: true, HasRerank: true, HasRRF: true, HasBoosted: true, HasGraph: true},
+		Scores: Scores{Vector: 0.82, BM25: 0, Rerank: -3.5, RRF: 0.016, Boosted: 0.9, Graph: 2, Sparse: 2.5e6,
+			HasVector: true, HasBM25: true, HasRerank: true, HasRRF: true, HasBoosted: true, HasGraph: true, HasSparse: true},
 		UpdatedAt: "2024-04-30T12:00:00+00:00", UpdatedSec: 1714478400, HasUpdated: true,
 		Trust: 0.5, HasTrust: true, Untrusted: true, Temperature: 37, HasTemperature: true}
 	emb := c.Embedding
@@ -122,6 +122,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"negative rrf", chunk(`{"scores":{"rrf":-1}}`), nil, CodeBadField, "chunks[0].scores.rrf", "must be >= 0"},
 		{"negative boosted", chunk(`{"scores":{"boosted":-1}}`), nil, CodeBadField, "chunks[0].scores.boosted", "must be >= 0"},
 		{"negative graph", chunk(`{"scores":{"graph":-2}}`), nil, CodeBadField, "chunks[0].scores.graph", "must be >= 0"},
+		{"negative sparse", chunk(`{"scores":{"sparse":-1}}`), nil, CodeBadField, "chunks[0].scores.sparse", "must be >= 0"},
 		{"rerank not number", chunk(`{"scores":{"rerank":true}}`), nil, CodeBadField, "chunks[0].scores.rerank", "must be a number"},
 		{"trust above 1", chunk(`{"trust":1.5}`), nil, CodeBadField, "chunks[0].trust", "must be in [0, 1]"},
 		{"trust negative", chunk(`{"trust":-0.1}`), nil, CodeBadField, "chunks[0].trust", "must be in [0, 1]"},

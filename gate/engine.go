@@ -39,6 +39,7 @@ type Engine struct {
 	f1, f2     []float64
 	f3, f4     []float64
 	rag        *RAGConfidence // this decision's rag_confidence, nil when not reported
+	feat       [nFeatures]float64
 	buf        []byte
 	lowConf    bool
 	missing    []string // these three are handed to the Decision: never reused

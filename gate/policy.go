@@ -19,6 +19,7 @@ type Policy struct {
 	// The default policy's own signals, fitted on labeled data (bench/eval/PROPOSAL.md).
 	AnswerCoverage *AnswerCoverageConfig // signals.answer_coverage
 	ChunkRelevance *ChunkRelevanceConfig // signals.chunk_relevance
+	Answerability  *AnswerabilityConfig  // signals.answerability
 
 	Merge MergeConfig // merge (seed 001 multi-query)
 	// OrderBy lists per-chunk scores that order S1..Sn: the first one the
@@ -191,6 +192,7 @@ const (
 	SigRetrievalConf  = "retrieval_confidence"
 	SigAnswerCoverage = "answer_coverage"
 	SigChunkRelevance = "chunk_relevance"
+	SigAnswerability  = "answerability"
 )
 
 // signalGroup maps every signal name to the signals.* group that computes it.
@@ -204,6 +206,12 @@ var signalGroups = [...]struct{ name, group string }{
 	{SigConsensus, "retrieval"}, {SigAgreement, "retrieval"}, {SigRerankerImpact, "retrieval"},
 	{SigDiversity, "retrieval"}, {SigGraphSupport, "retrieval"}, {SigRetrievalConf, "retrieval"},
 	{SigAnswerCoverage, "answer_coverage"}, {SigChunkRelevance, "chunk_relevance"},
+	{SigAnswerability, "answerability"},
+	{FeatureNames[featTermCoverageBest], "answerability"}, {FeatureNames[featTermCoverageMean], "answerability"},
+	{FeatureNames[featDocConcentration], "answerability"}, {FeatureNames[featRetrieverAgreement], "answerability"},
+	{FeatureNames[featLexicalSpread], "answerability"}, {FeatureNames[featSemanticSpread], "answerability"},
+	{FeatureNames[featTopVector], "answerability"}, {FeatureNames[featTopBM25], "answerability"},
+	{FeatureNames[featTopSparse], "answerability"},
 }
 
 // Per-chunk orderings (order_by).
@@ -296,6 +304,8 @@ func groupOn(p *Policy, group string) bool {
 		return p.AnswerCoverage != nil
 	case "chunk_relevance":
 		return p.ChunkRelevance != nil
+	case "answerability":
+		return p.Answerability != nil
 	}
 	return false
 }
@@ -416,6 +426,11 @@ func (p *Policy) Validate() error {
 		}
 		if !unit(c.MissingGap) {
 			return policyErr("signals.chunk_relevance.missing_gap", "must be in [0,1]")
+		}
+	}
+	if a := p.Answerability; a != nil {
+		if err := a.validate(p); err != nil {
+			return err
 		}
 	}
 	if len(p.OrderBy) == 0 {

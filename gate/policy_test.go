@@ -22,7 +22,7 @@ func TestPresetsLoad(t *testing.T) {
 	if err != nil || def.Ref().Name != "default" {
 		t.Fatalf("empty policy selects default: %v", err)
 	}
-	if got := string(def.Describe()); !strings.HasPrefix(got, `{"version":"0.1.0","schema_version":"1","policy":{"name":"default","version":"3","sha256":"`) {
+	if got := string(def.Describe()); !strings.HasPrefix(got, `{"version":"0.1.0","schema_version":"1","policy":{"name":"default","version":"4","sha256":"`) {
 		t.Fatalf("describe %s", got)
 	}
 }
@@ -155,10 +155,46 @@ func TestDefaultSignalKnobs(t *testing.T) {
 	if got := strings.Join(def.OrderBy, ","); got != "chunk_relevance,answer_coverage" {
 		t.Errorf("default order_by: %s", got)
 	}
-	if !def.Filters.HasRelevanceMin || def.Filters.RelevanceMin != 0.35 || def.Confidence.Signal != SigAnswerCoverage {
+	if !def.Filters.HasRelevanceMin || def.Filters.RelevanceMin != 0.35 || def.Confidence.Signal != SigAnswerability {
 		t.Errorf("default policy is not the proposal: %+v %+v", def.Filters, def.Confidence)
 	}
 	if *def.AnswerCoverage != defaultAnswerCoverage() || *def.ChunkRelevance != defaultChunkRelevance() {
 		t.Errorf("default.json and the built-in defaults disagree")
+	}
+}
+
+// signals.answerability: a text model is required, weights name features,
+// and every number is range-checked, naming the field.
+func TestAnswerabilityPolicy(t *testing.T) {
+	base := `{"name":"p","version":"1","signals":{"answer_coverage":{},"answerability":%s},
+ "confidence":{"signal":"answerability"},
+ "bands":[{"min":0.5,"label":"OK","level":"sufficient","action":"inject"},{"min":0,"label":"NO","level":"insufficient","action":"refuse"}]}`
+	for _, c := range []struct{ name, doc, field string }{
+		{"no text model", `{}`, "signals.answerability.text"},
+		{"unknown feature", `{"text":{"bias":0,"weights":{"vibes":1}}}`, "signals.answerability.text.weights.vibes"},
+		{"weight out of range", `{"text":{"bias":0,"weights":{"answer_coverage":101}}}`, "signals.answerability.text.weights.answer_coverage"},
+		{"bias out of range", `{"text":{"bias":-200,"weights":{}}}`, "signals.answerability.text.bias"},
+		{"floor out of range", `{"text":{"weights":{}},"scored_min_term_coverage":2}`, "signals.answerability.scored_min_term_coverage"},
+		{"saturation", `{"text":{"weights":{}},"sparse_saturation":0}`, "signals.answerability.sparse_saturation"},
+		{"unknown key", `{"text":{"weights":{}},"clip":1}`, "signals.answerability.clip"},
+	} {
+		_, err := NewEngine([]byte(strings.Replace(base, "%s", c.doc, 1)))
+		e, ok := err.(*Error)
+		if !ok || e.Code != CodeBadPolicy || e.Field != c.field {
+			t.Errorf("%s: got %v, want bad_policy at %s", c.name, err, c.field)
+		}
+	}
+	noCoverage := strings.Replace(strings.Replace(base, "%s", `{"text":{"weights":{}}}`, 1), `"answer_coverage":{},`, "", 1)
+	if _, err := NewEngine([]byte(noCoverage)); err == nil || err.(*Error).Field != "signals.answerability" {
+		t.Errorf("answerability without answer_coverage: %v", err)
+	}
+	ok := strings.Replace(base, "%s", `{"text":{"bias":-1,"weights":{"answer_coverage":2,"top_vector":0}},"scored":{"bias":0,"weights":{"retriever_agreement":1}}}`, 1)
+	e, err := NewEngine([]byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.Policy().Answerability
+	if !a.HasScored || !a.Text.Used[featTopVector] || a.Text.Used[featTopBM25] || a.BM25Saturation != 10 || a.SparseSaturation != 1 {
+		t.Errorf("decoded %+v", a)
 	}
 }

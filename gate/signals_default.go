@@ -21,11 +21,16 @@ const ansMinRunes = 3
 // coverage, a shorter passage is more likely to answer. The query-level
 // signal is the best chunk's, so a new chunk never lowers it.
 func (e *Engine) signalAnswerCoverage() {
-	cfg := e.policy.AnswerCoverage
-	w := e.work
-	if len(w) == 0 {
+	if len(e.work) == 0 {
 		return
 	}
+	e.addSignal(SigAnswerCoverage, e.scoreAnswerCoverage(e.policy.AnswerCoverage))
+}
+
+// scoreAnswerCoverage sets every chunk's answer_coverage under cfg and
+// returns the best.
+func (e *Engine) scoreAnswerCoverage(cfg *AnswerCoverageConfig) float64 {
+	w := e.work
 	best := 0.0
 	for i := range w {
 		cov := 1.0 // no term: seed 002's rule
@@ -36,7 +41,7 @@ func (e *Engine) signalAnswerCoverage() {
 		w[i].answer = clamp01(snap(sigmoid(x)))
 		best = maxf(best, w[i].answer)
 	}
-	e.addSignal(SigAnswerCoverage, best)
+	return best
 }
 
 // signalChunkRelevance scores every chunk by its raw vector score, how far

@@ -45,9 +45,15 @@ type Chunk struct {
 // Scores are the retriever's numbers for one chunk. Each Has* flag records
 // presence: a present 0.0 is a real score and must never fall through to the
 // next field (seed 004's original truthiness-chain accident).
+//
+// Sparse is a learned-sparse retriever's raw score (SPLADE, Elastic ELSER,
+// OpenSearch neural sparse): >= 0 and unbounded, on a scale of its own per
+// model and corpus, like BM25's. It is a semantic score, so it stands in for
+// Vector wherever a signal asks for the semantic retriever's score and the
+// chunk has no vector score.
 type Scores struct {
-	Vector, BM25, Rerank, RRF, Boosted, Graph                   float64
-	HasVector, HasBM25, HasRerank, HasRRF, HasBoosted, HasGraph bool
+	Vector, BM25, Rerank, RRF, Boosted, Graph, Sparse                      float64
+	HasVector, HasBM25, HasRerank, HasRRF, HasBoosted, HasGraph, HasSparse bool
 }
 
 // Action is what the host should do with the evidence.

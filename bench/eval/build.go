@@ -14,14 +14,14 @@ type Request struct {
 // Chunk is one retrieved passage of a Request. A score is sent only when
 // its Has flag is set.
 type Chunk struct {
-	ID, DocID, Title, Text string
-	Vector, BM25           float64
-	HasVector, HasBM25     bool
+	ID, DocID, Title, Text        string
+	Vector, BM25, Sparse          float64
+	HasVector, HasBM25, HasSparse bool
 }
 
 // Item is one labeled gate request.
 type Item struct {
-	Set        string // "dl19" or "clapnq"
+	Set        string // "dl19", "dl21", "clapnq" or "nomiracl-<lang>"
 	ID         string // query id
 	Tune       bool   // in the tuning half (else held out)
 	Req        *Request
@@ -36,12 +36,12 @@ const RRFK = 60
 // RelGrade is the DL19 grade from which a passage counts as relevant.
 const RelGrade = 2
 
-// HybridRank is one passage of the BM25 + ada-002 RRF fusion of a query.
+// HybridRank is one passage of the RRF fusion of two retrievers' lists.
 type HybridRank struct {
-	DocID           string
-	RRF             float64
-	BM25, Vector    float64
-	HasBM25, HasVec bool
+	DocID                      string
+	RRF                        float64
+	BM25, Vector, Sparse       float64
+	HasBM25, HasVec, HasSparse bool
 }
 
 // Hybrid fuses BM25 and ada-002 top-100 lists of one query by reciprocal rank
@@ -50,30 +50,58 @@ type HybridRank struct {
 // below that retriever's 100th hit, and a made-up number would be a lie the
 // gate cannot tell from a real one. Ties break by docid, so the order is
 // deterministic.
-func (d *DL19) Hybrid(qid string) []HybridRank {
+func (d *TREC) Hybrid(qid string) []HybridRank { return d.HybridWithout(qid, nil) }
+
+// SecondRetriever is the retriever fused with BM25 in a set's hybrid list:
+// ada-002 (dense, scores.vector) for DL19, SPLADE++ (learned sparse,
+// scores.sparse) for DL21.
+func (d *TREC) SecondRetriever() string {
+	if d.Set == "dl21" {
+		return Splade
+	}
+	return Ada2
+}
+
+// HybridWithout is Hybrid over the runs with the passages in drop removed
+// from every run, as if they had never been indexed: the remaining hits move
+// up, so their ranks (and RRF) are counted among what is left, while their
+// scores stay the retrievers' raw scores.
+func (d *TREC) HybridWithout(qid string, drop map[string]bool) []HybridRank {
 	idx := map[string]int{}
 	var out []HybridRank
-	add := func(run *Run, dense bool) {
+	add := func(run *Run, field string) {
 		if run == nil {
 			return
 		}
+		rank := 0
 		for _, h := range run.Hits {
+			if drop[h.DocID] {
+				continue
+			}
+			rank++
 			i, ok := idx[h.DocID]
 			if !ok {
 				i = len(out)
 				idx[h.DocID] = i
 				out = append(out, HybridRank{DocID: h.DocID})
 			}
-			out[i].RRF += 1 / float64(RRFK+h.Rank)
-			if dense {
+			out[i].RRF += 1 / float64(RRFK+rank)
+			switch field {
+			case "vector":
 				out[i].Vector, out[i].HasVec = h.Score, true
-			} else {
+			case "sparse":
+				out[i].Sparse, out[i].HasSparse = h.Score, true
+			default:
 				out[i].BM25, out[i].HasBM25 = h.Score, true
 			}
 		}
 	}
-	add(d.Runs[BM25][qid], false)
-	add(d.Runs[Ada2][qid], true)
+	add(d.Runs[BM25][qid], "bm25")
+	if second := d.SecondRetriever(); second == Splade {
+		add(d.Runs[Splade][qid], "sparse")
+	} else {
+		add(d.Runs[Ada2][qid], "vector")
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].RRF != out[j].RRF {
 			return out[i].RRF > out[j].RRF
@@ -83,12 +111,19 @@ func (d *DL19) Hybrid(qid string) []HybridRank {
 	return out
 }
 
+// chunkOf is the request chunk of one fused passage.
+func (d *TREC) chunkOf(p HybridRank) Chunk {
+	return Chunk{ID: p.DocID, DocID: p.DocID, Text: d.Passes[p.DocID],
+		Vector: p.Vector, HasVector: p.HasVec, BM25: p.BM25, HasBM25: p.HasBM25,
+		Sparse: p.Sparse, HasSparse: p.HasSparse}
+}
+
 // DL19Items builds one request per query from the top k of the hybrid list.
 // Chunks carry scores.vector (ada-002 cosine) and scores.bm25 (raw BM25),
 // each only when that retriever returned the passage, and the passage text.
 // The RRF score is not sent: seed 004 would then prefer it over the vector
 // score, and a fused rank score is not a similarity.
-func (d *DL19) DL19Items(k int) []Item {
+func (d *TREC) DL19Items(k int) []Item {
 	var items []Item
 	for _, qid := range d.QIDs {
 		h := d.Hybrid(qid)
@@ -99,11 +134,9 @@ func (d *DL19) DL19Items(k int) []Item {
 		if q == "" {
 			q = d.Runs[BM25][qid].Query
 		}
-		it := Item{Set: "dl19", ID: qid, Tune: IsTune("dl19", qid), Req: &Request{Query: q}}
+		it := Item{Set: d.Set, ID: qid, Tune: IsTune(d.Set, qid), Req: &Request{Query: q}}
 		for _, p := range h {
-			c := Chunk{ID: p.DocID, DocID: p.DocID, Text: d.Passes[p.DocID],
-				Vector: p.Vector, HasVector: p.HasVec, BM25: p.BM25, HasBM25: p.HasBM25}
-			it.Req.Chunks = append(it.Req.Chunks, c)
+			it.Req.Chunks = append(it.Req.Chunks, d.chunkOf(p))
 			g := d.Qrels[qid][p.DocID]
 			it.Grades = append(it.Grades, g)
 			it.ChunkRel = append(it.ChunkRel, g >= RelGrade)

@@ -20,12 +20,13 @@ import (
 // the CLI can skip with a message instead of failing.
 var ErrNoData = errors.New("eval: labeled data not found (expected ../shared/data beside the repository)")
 
-// Retriever names, as the files in trec-dl19/retrieve_results name them.
+// Retriever names, as the files in trec-dl*/retrieve_results name them.
 const (
-	BM25   = "BM25"
-	Ada2   = "OPEN_AI_ADA2"
-	TASB   = "D_BERT_KD_TASB"
-	Splade = "SPLADE_P_P_ENSEMBLE_DISTIL"
+	BM25    = "BM25"
+	BM25RM3 = "BM25_RM3"
+	Ada2    = "OPEN_AI_ADA2"
+	TASB    = "D_BERT_KD_TASB"
+	Splade  = "SPLADE_P_P_ENSEMBLE_DISTIL"
 )
 
 // Hit is one retrieved passage of one retriever.
@@ -43,10 +44,11 @@ type Run struct {
 	Hits  []Hit
 }
 
-// DL19 is the TREC DL19 passage set: queries in file order, graded qrels,
-// and each retriever's top-100 lists keyed by query id.
-type DL19 struct {
-	QIDs   []string                  // in the order of the retriever files
+// TREC is one TREC Deep Learning passage set (DL19 or DL21): queries in file
+// order, graded qrels, and each retriever's top-100 lists keyed by query id.
+type TREC struct {
+	Set    string                    // "dl19" or "dl21": the split's hash key
+	QIDs   []string                  // in the order of the BM25 run file
 	Query  map[string]string         // qid -> text (from the topics file)
 	Qrels  map[string]map[string]int // qid -> docid -> grade 0..3
 	Runs   map[string]map[string]*Run
@@ -124,16 +126,44 @@ func FindRoot(dir string) (string, error) {
 	}
 }
 
-// LoadDL19 reads topics, qrels and the four retrievers' runs.
-func LoadDL19(dataDir string) (*DL19, error) {
-	dir := filepath.Join(dataDir, "trec-dl19")
-	d := &DL19{
+// DL19 is the TREC DL19 set; its name is kept for the callers that only
+// ever read DL19.
+type DL19 = TREC
+
+// trecFiles names one TREC set's files and retrievers.
+type trecFiles struct {
+	dir, topics, qrels, runSuffix string
+	retrievers                    []string
+}
+
+var trecSets = map[string]trecFiles{
+	"dl19": {"trec-dl19", "topics.dl19-passage.txt", "qrels.dl19-passage.txt", ".dl19.json.gz",
+		[]string{BM25, Ada2, TASB, Splade}},
+	"dl21": {"trec-dl21", "topics.dl21.txt", "qrels.dl21-passage.txt", ".dl21.json.gz",
+		[]string{BM25, BM25RM3, Splade}},
+}
+
+// LoadDL19 reads DL19's topics, qrels and its four retrievers' runs.
+func LoadDL19(dataDir string) (*TREC, error) { return LoadTREC(dataDir, "dl19") }
+
+// LoadDL21 reads DL21's topics, qrels and its three retrievers' runs.
+func LoadDL21(dataDir string) (*TREC, error) { return LoadTREC(dataDir, "dl21") }
+
+// LoadTREC reads one TREC set ("dl19" or "dl21").
+func LoadTREC(dataDir, set string) (*TREC, error) {
+	files, ok := trecSets[set]
+	if !ok {
+		return nil, errors.New("eval: no TREC set " + strconv.Quote(set))
+	}
+	dir := filepath.Join(dataDir, files.dir)
+	d := &TREC{
+		Set:    set,
 		Query:  map[string]string{},
 		Qrels:  map[string]map[string]int{},
 		Runs:   map[string]map[string]*Run{},
 		Passes: map[string]string{},
 	}
-	if err := eachLine(filepath.Join(dir, "topics.dl19-passage.txt"), func(line string) error {
+	if err := eachLine(filepath.Join(dir, files.topics), func(line string) error {
 		qid, text, ok := strings.Cut(line, "\t")
 		if !ok {
 			return errors.New("topics: no tab in line " + strconv.Quote(line))
@@ -143,7 +173,7 @@ func LoadDL19(dataDir string) (*DL19, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := eachLine(filepath.Join(dir, "qrels.dl19-passage.txt"), func(line string) error {
+	if err := eachLine(filepath.Join(dir, files.qrels), func(line string) error {
 		f := strings.Fields(line)
 		if len(f) != 4 {
 			return errors.New("qrels: want 4 fields in " + strconv.Quote(line))
@@ -160,8 +190,8 @@ func LoadDL19(dataDir string) (*DL19, error) {
 	}); err != nil {
 		return nil, err
 	}
-	for _, r := range []string{BM25, Ada2, TASB, Splade} {
-		runs, err := loadRuns(filepath.Join(dir, "retrieve_results", r+".dl19.json.gz"))
+	for _, r := range files.retrievers {
+		runs, err := loadRuns(filepath.Join(dir, "retrieve_results", r+files.runSuffix))
 		if err != nil {
 			return nil, err
 		}

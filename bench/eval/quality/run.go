@@ -26,6 +26,7 @@ func ToGate(r *eval.Request) *gate.Request {
 		g.Chunks[i] = gate.Chunk{ID: c.ID, DocID: c.DocID, Title: c.Title, Text: c.Text}
 		g.Chunks[i].Scores.Vector, g.Chunks[i].Scores.HasVector = c.Vector, c.HasVector
 		g.Chunks[i].Scores.BM25, g.Chunks[i].Scores.HasBM25 = c.BM25, c.HasBM25
+		g.Chunks[i].Scores.Sparse, g.Chunks[i].Scores.HasSparse = c.Sparse, c.HasSparse
 	}
 	return g
 }

@@ -1,0 +1,301 @@
+package gate
+
+import "math"
+
+// answerability is the default policy's query-level signal: the chance that
+// the evidence, taken as a whole, holds the answer. It is a logistic model
+// over a few request-level features, each in [0,1] and scale-free, with two
+// sets of weights: one for requests whose chunks carry both a lexical
+// (bm25) and a semantic (vector or sparse) retriever score, and one for the
+// rest, decided from the text alone. Two models rather than one because the
+// text says different things in the two cases: with both retrievers'
+// scores, the retrievers have already read the words, and what they agree
+// on matters more than what the best passage repeats of the question.
+//
+// Every feature is computed for every request (Engine.Features gives them
+// all, for calibration), and a decision reports the features its model
+// weights, then answerability itself.
+
+// Answerability features, in the order they are reported.
+const (
+	featAnswerCoverage = iota
+	featTermCoverageBest
+	featTermCoverageMean
+	featDocConcentration
+	featRetrieverAgreement
+	featLexicalSpread
+	featSemanticSpread
+	featTopVector
+	featTopBM25
+	featTopSparse
+	nFeatures
+)
+
+// FeatureNames are the answerability features by index, as a policy's
+// weights and a decision's signals name them:
+//   - answer_coverage: the best chunk's answer_coverage (signals.answer_coverage);
+//   - term_coverage_best, term_coverage_mean: the share of the query's terms
+//     (answer_coverage's terms) in the best chunk's text, and on average
+//     over the chunks;
+//   - doc_concentration: how many chunks come from a document another chunk
+//     also comes from, (n − distinct documents)/(n − 1), 0 for one chunk; a
+//     chunk without doc_id is a document of its own;
+//   - retriever_agreement: the share of chunks carrying both a lexical and a
+//     semantic score, 0 unless the request has both kinds;
+//   - lexical_spread, semantic_spread: the coefficient of variation c of the
+//     bm25 scores, and of the sparse scores (else the vector scores), as
+//     c/(1+c); 0 with fewer than two scores;
+//   - top_vector, top_bm25, top_sparse: the raw best score of each kind,
+//     bm25 and sparse saturated as s/(s+saturation); 0 when absent. Raw
+//     levels mean something only for one retriever on one corpus: the
+//     default gives them no weight, and calibration fits them to a
+//     deployment's own retriever.
+var FeatureNames = [nFeatures]string{
+	"answer_coverage", "term_coverage_best", "term_coverage_mean", "doc_concentration",
+	"retriever_agreement", "lexical_spread", "semantic_spread",
+	"top_vector", "top_bm25", "top_sparse",
+}
+
+// featureIndex returns the index of a feature name, or -1.
+func featureIndex(name string) int {
+	for i, n := range FeatureNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// AnswerabilityModel is one logistic model: sigmoid(Bias + sum of
+// Weights[i]·feature[i]). Used marks the features the policy names (a
+// named weight of 0 is still reported).
+type AnswerabilityModel struct {
+	Bias    float64
+	Weights [nFeatures]float64
+	Used    [nFeatures]bool
+}
+
+// AnswerabilityConfig is signals.answerability.
+type AnswerabilityConfig struct {
+	Text   AnswerabilityModel // text: requests without both kinds of retriever score
+	Scored AnswerabilityModel // scored: requests with a lexical and a semantic score
+	// HasScored is false when the policy gives no scored model: then the
+	// text model decides every request.
+	HasScored bool
+	// ScoredMinCoverage (scored_min_term_coverage) is the least
+	// term_coverage_best for which the scored model decides: it was fitted
+	// on retrievals that are on topic, and what two retrievers agree on
+	// says nothing about whether chunks that do not mention the question
+	// answer it. Below it, the text model decides.
+	ScoredMinCoverage float64
+	BM25Saturation    float64 // bm25_saturation: top_bm25 = s/(s+this) (10)
+	SparseSaturation  float64 // sparse_saturation: top_sparse = s/(s+this) (1)
+}
+
+func (a *AnswerabilityConfig) validate(p *Policy) *Error {
+	const at = "signals.answerability"
+	if p.AnswerCoverage == nil {
+		return policyErr(at, "needs signals.answer_coverage (its answer_coverage is a feature)")
+	}
+	for _, m := range [...]struct {
+		name string
+		m    *AnswerabilityModel
+		on   bool
+	}{{"text", &a.Text, true}, {"scored", &a.Scored, a.HasScored}} {
+		if !m.on {
+			continue
+		}
+		if !logitWeight(m.m.Bias) {
+			return policyErr(at+"."+m.name+".bias", "must be a finite number in [-100,100]")
+		}
+		for i, w := range m.m.Weights {
+			if m.m.Used[i] && !logitWeight(w) {
+				return policyErr(at+"."+m.name+".weights."+FeatureNames[i], "must be a finite number in [-100,100]")
+			}
+		}
+	}
+	if !unit(a.ScoredMinCoverage) {
+		return policyErr(at+".scored_min_term_coverage", "must be in [0,1]")
+	}
+	if !finite(a.BM25Saturation) || a.BM25Saturation <= 0 {
+		return policyErr(at+".bm25_saturation", "must be a finite number > 0")
+	}
+	if !finite(a.SparseSaturation) || a.SparseSaturation <= 0 {
+		return policyErr(at+".sparse_saturation", "must be a finite number > 0")
+	}
+	return nil
+}
+
+func defaultAnswerability() AnswerabilityConfig {
+	return AnswerabilityConfig{BM25Saturation: 10, SparseSaturation: 1}
+}
+
+// features computes every answerability feature of the current request into
+// e.feat and tells whether it has both kinds of retriever score. It needs
+// the chunks' answer_coverage (signalAnswerCoverage ran).
+func (e *Engine) features(cfg *AnswerabilityConfig) (paired bool) {
+	f := &e.feat
+	*f = [nFeatures]float64{}
+	w := e.work
+	n := len(w)
+	if n == 0 {
+		return false
+	}
+	var covSum float64
+	var bm, sem, sp moments
+	for i := range w {
+		c := &w[i]
+		f[featAnswerCoverage] = maxf(f[featAnswerCoverage], c.answer)
+		cov := 1.0 // no term: nothing is missing (seed 002's rule)
+		if e.q.nAns > 0 {
+			cov = float64(c.ansFound) / float64(e.q.nAns)
+		}
+		covSum += cov
+		f[featTermCoverageBest] = maxf(f[featTermCoverageBest], cov)
+		s := &c.c.Scores
+		if s.HasBM25 {
+			bm.add(s.BM25)
+		}
+		if s.HasSparse {
+			sp.add(s.Sparse)
+		}
+		if s.HasVector {
+			sem.add(w[i].vector)
+		}
+	}
+	f[featTermCoverageMean] = covSum / float64(n)
+	if n > 1 {
+		f[featDocConcentration] = float64(n-e.q.docs.distinctDocs(w)) / float64(n-1)
+	}
+	paired = bm.n > 0 && (sem.n > 0 || sp.n > 0)
+	if paired {
+		both := 0
+		for i := range w {
+			s := &w[i].c.Scores
+			if s.HasBM25 && (s.HasVector || s.HasSparse) {
+				both++
+			}
+		}
+		f[featRetrieverAgreement] = float64(both) / float64(n)
+	}
+	f[featLexicalSpread] = bm.spread()
+	if sp.n > 0 {
+		f[featSemanticSpread] = sp.spread()
+	} else {
+		f[featSemanticSpread] = sem.spread()
+	}
+	if sem.n > 0 {
+		f[featTopVector] = sem.max
+	}
+	if bm.n > 0 {
+		f[featTopBM25] = bm.max / (bm.max + cfg.BM25Saturation)
+	}
+	if sp.n > 0 {
+		f[featTopSparse] = sp.max / (sp.max + cfg.SparseSaturation)
+	}
+	for i := range f {
+		f[i] = clamp01(snap(f[i]))
+	}
+	return paired
+}
+
+// signalAnswerability reports the active model's features and its
+// probability.
+func (e *Engine) signalAnswerability() {
+	cfg := e.policy.Answerability
+	if len(e.work) == 0 {
+		return
+	}
+	m := &cfg.Text
+	if e.features(cfg) && cfg.HasScored && e.feat[featTermCoverageBest] >= cfg.ScoredMinCoverage {
+		m = &cfg.Scored
+	}
+	x := m.Bias
+	for i := range e.feat {
+		if m.Used[i] {
+			x += float64(m.Weights[i] * e.feat[i])
+			// answer_coverage is reported by its own group already,
+			// with the same value.
+			if i != featAnswerCoverage {
+				e.addSignal(FeatureNames[i], e.feat[i])
+			}
+		}
+	}
+	e.addSignal(SigAnswerability, sigmoid(x))
+}
+
+// moments accumulates what a spread needs: count, sum, sum of squares, max.
+type moments struct {
+	n            int
+	sum, sq, max float64
+}
+
+func (m *moments) add(x float64) {
+	if m.n == 0 || x > m.max {
+		m.max = x
+	}
+	m.n++
+	m.sum += x
+	m.sq += float64(x * x)
+}
+
+// spread is the coefficient of variation c = sd/mean as c/(1+c), in [0,1).
+// Multiplying every score by one constant leaves it unchanged, so BM25's
+// and a sparse model's unbounded scores, whose scale differs per corpus and
+// model, give comparable values. Cosines differ between embedding models by
+// an offset as well, which it does not remove. 0 with fewer than two scores
+// or a zero mean.
+func (m *moments) spread() float64 {
+	if m.n < 2 || m.sum <= 0 {
+		return 0
+	}
+	mean := m.sum / float64(m.n)
+	v := m.sq/float64(m.n) - float64(mean*mean)
+	if v <= 0 {
+		return 0
+	}
+	c := math.Sqrt(v) / mean
+	return c / (1 + c)
+}
+
+// Features returns every answerability feature of a request, named as
+// FeatureNames, whatever the policy weights: calibration fits its own
+// weights over them (host side; ctxgate calibrate). answer_coverage uses the
+// policy's weights for it, or their defaults when the policy has none. The
+// request is checked as Decide checks it.
+func (e *Engine) Features(req *Request) ([]Signal, error) {
+	if req == nil {
+		return nil, errorf(CodeBadField, "", "request is nil")
+	}
+	if err := checkLimits(req, &e.policy.Limits); err != nil {
+		return nil, err
+	}
+	if err := checkRequest(req); err != nil {
+		return nil, err
+	}
+	chunks := req.Chunks
+	if len(chunks) == 0 && len(req.ResultsPerQuery) > 0 {
+		chunks = mergeResults(req.ResultsPerQuery, e.policy.Merge.MaxResults)
+	}
+	p := e.policy
+	ac := p.AnswerCoverage
+	if ac == nil {
+		d := defaultAnswerCoverage()
+		ac = &d
+	}
+	cfg := p.Answerability
+	if cfg == nil {
+		d := defaultAnswerability()
+		cfg = &d
+	}
+	e.signals = e.signals[:0]
+	e.analyseQuery(req.Query)
+	e.prepare(chunks)
+	e.scoreAnswerCoverage(ac)
+	e.features(cfg)
+	out := make([]Signal, nFeatures)
+	for i := range out {
+		out[i] = Signal{Name: FeatureNames[i], Value: e.feat[i]}
+	}
+	return out, nil
+}
