@@ -36,9 +36,9 @@ took() { awk "BEGIN{printf \"%.1fs\", $(now) - $1}"; }
 
 # install puts a finished file in place only when the build succeeded, so a
 # failed build never leaves a truncated module for the host to embed. The
-# mode is fixed: mktemp's 0600 would make the committed modules unreadable
-# to anyone but the builder (a container build, another user).
-install_file() { chmod 644 "$1" && mv -f "$1" "$2"; }
+# mode is fixed (644, or $3): mktemp's 0600 would make the committed modules
+# unreadable to anyone but the builder (a container build, another user).
+install_file() { chmod "${3:-644}" "$1" && mv -f "$1" "$2"; }
 
 # inputs_hash hashes everything a TinyGo build of package $2 can read: every
 # file (tests aside) in each of its packages inside this repo, whatever the
@@ -142,7 +142,7 @@ build_cli() {
 	t0=$(now)
 	mkdir -p bin
 	go build -trimpath -o bin/ctxgate.tmp ./cmd/ctxgate
-	install_file bin/ctxgate.tmp bin/ctxgate
+	install_file bin/ctxgate.tmp bin/ctxgate 755
 	log "cli $(took "$t0")"
 }
 
