@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -253,8 +252,14 @@ func TestServePod(t *testing.T) {
 	cmd.Env = append(cfg.Config.Env, "HOME=/tmp") // from the image's /etc/passwd, as runtimes set it
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs,
 		Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(pod.SecurityContext.FSGroup)}}}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	// A file, not a buffer: the process writes while the test reads.
+	stderrFile, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderrFile.Close()
+	cmd.Stderr = stderrFile
+	stderr := fileText(stderrFile.Name())
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -343,19 +348,10 @@ func modeBits(mode int64) os.FileMode {
 	return 0
 }
 
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// fileText reads a file on demand, for failure messages.
+type fileText string
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+func (f fileText) String() string {
+	b, _ := os.ReadFile(string(f))
+	return string(b)
 }

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -55,30 +53,10 @@ func filterImage(wasm []byte, m meta) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.Append(img, mutate.Addendum{
-		Layer:       layer,
-		MediaType:   types.OCILayer,
-		Annotations: map[string]string{"org.opencontainers.image.title": pluginFile},
-		History:     v1.History{Created: v1.Time{Time: m.created}, CreatedBy: "ctxgate release: guest/envoy/envoy-filter.wasm as " + pluginFile},
-	})
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.Created = v1.Time{Time: m.created}
-	cfg.OS, cfg.Architecture = "wasip1", "wasm"
-	cfg.Config.Labels = m.annotations("ctxgate-envoy-filter", "ctxgate proxy-wasm HTTP filter (Wasm image specification, compat variant)")
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return nil, err
-	}
-	return mutate.Annotations(img, m.annotations("ctxgate-envoy-filter",
-		"ctxgate proxy-wasm HTTP filter (Wasm image specification, compat variant)")).(v1.Image), nil
+	return oneLayerImage(layer, map[string]string{"org.opencontainers.image.title": pluginFile},
+		"ctxgate release: guest/envoy/envoy-filter.wasm as "+pluginFile, m,
+		m.annotations("ctxgate-envoy-filter", "ctxgate proxy-wasm HTTP filter (Wasm image specification, compat variant)"),
+		func(cfg *v1.ConfigFile) { cfg.OS, cfg.Architecture = "wasip1", "wasm" })
 }
 
 // checkFilterImage reads an image back the way Istio's fetcher does and

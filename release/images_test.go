@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -212,13 +213,19 @@ func TestDistReadsBack(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dist, sumsFile)); err != nil {
 		t.Skip("no dist/ (make dist writes it)")
 	}
-	p, err := os.ReadFile(filepath.Join(dist, serveLayout, "index.json"))
+	p, err := layout.FromPath(filepath.Join(dist, serveLayout))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, _ := strings.Cut(string(p), `"`+refName+`":"`)
-	version, _, _ := strings.Cut(after, `"`)
-	if err := verifyDist(dist, version); err != nil {
+	im, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := im.IndexManifest()
+	if err != nil || len(mf.Manifests) == 0 {
+		t.Fatalf("%s: %v", serveLayout, err)
+	}
+	if err := verifyDist(dist, mf.Manifests[0].Annotations[refName]); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,38 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
+
+// oneLayerImage is an OCI image (OCI manifest and config media types) of one
+// gzip tar layer, every timestamp m.created, labels both in the config and
+// as the manifest's annotations; edit sets the rest of the config.
+func oneLayerImage(layer v1.Layer, layerAnn map[string]string, createdBy string, m meta,
+	labels map[string]string, edit func(*v1.ConfigFile)) (v1.Image, error) {
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	img, err := mutate.Append(img, mutate.Addendum{
+		Layer:       layer,
+		MediaType:   types.OCILayer,
+		Annotations: layerAnn,
+		History:     v1.History{Created: v1.Time{Time: m.created}, CreatedBy: createdBy},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Created = v1.Time{Time: m.created}
+	cfg.Config.Labels = labels
+	edit(cfg)
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
+		return nil, err
+	}
+	return mutate.Annotations(img, labels).(v1.Image), nil
+}
 
 // refName is the annotation by which tools find an image in a layout:
 // `skopeo copy oci:dist/oci/envoy-filter:v0.1.0 docker://...`.

@@ -47,6 +47,8 @@ func spdxID(text string) string {
 		return true
 	}
 	switch {
+	case has("Apache License", "Version 2.0", "MIT License"), has("Apache License", "Version 2.0", "Permission is hereby granted, free of charge"):
+		return "Apache-2.0 AND MIT" // e.g. yaml: MIT for the libyaml port, Apache for the rest
 	case has("Apache License", "Version 2.0"):
 		return "Apache-2.0"
 	case has("Mozilla Public License Version 2.0"):

@@ -49,9 +49,13 @@ func h1Hex(sum string) string {
 	return hex.EncodeToString(b)
 }
 
+// spdx is an SPDX licence id, or an expression of several ("A AND B").
 func spdx(id string) *cdx.Licenses {
-	if id == "" {
+	switch {
+	case id == "":
 		return nil
+	case strings.Contains(id, " "):
+		return &cdx.Licenses{{Expression: id}}
 	}
 	return &cdx.Licenses{{License: &cdx.License{ID: id}}}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,21 +80,12 @@ func TestSBOM(t *testing.T) {
 	for _, d := range *bom.Dependencies {
 		deps2[d.Ref] = *d.Dependencies
 	}
-	if on := deps2["file:ctxgate-linux-amd64"]; !contains(on, "file:ctxgate.wasm") || !contains(on, "pkg:golang/std@"+goVersion+"?type=module") {
+	if on := deps2["file:ctxgate-linux-amd64"]; !slices.Contains(on, "file:ctxgate.wasm") || !slices.Contains(on, "pkg:golang/std@"+goVersion+"?type=module") {
 		t.Errorf("the binary depends on %v: want the embedded module and the standard library", on)
 	}
-	if on := deps2["file:ctxgate.wasm"]; !contains(on, "pkg:golang/github.com/tinygo-org/tinygo@v0.42.0?type=module") {
+	if on := deps2["file:ctxgate.wasm"]; !slices.Contains(on, "pkg:golang/github.com/tinygo-org/tinygo@v0.42.0?type=module") {
 		t.Errorf("the TinyGo module depends on %v: want TinyGo", on)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSPDXID(t *testing.T) {
@@ -103,6 +95,7 @@ func TestSPDXID(t *testing.T) {
 		{"Redistribution and use in source and binary forms ... Neither the name of the copyright holder nor the names of its contributors may be used", "BSD-3-Clause"},
 		{"Redistribution and use in source and binary forms, with or without modification, are permitted", "BSD-2-Clause"},
 		{"Permission is hereby granted, free of charge, to any person", "MIT"},
+		{"covered by two different licenses: MIT and Apache.\n\nThe MIT License ... Apache License\n Version 2.0", "Apache-2.0 AND MIT"},
 		{"Mozilla Public License Version 2.0\n==================================", "MPL-2.0"},
 		{"Permission to use, copy, modify, and/or distribute this software for any purpose with or without fee", "ISC"},
 		{"All rights reserved.", ""},
@@ -152,12 +145,12 @@ func TestWriteProxy(t *testing.T) {
 	}
 	got := strings.Join(names, " ")
 	for _, want := range []string{"go.mod", "m.go", "wasm/m.wasm", "testdata/req.json"} {
-		if !contains(names, want) {
+		if !slices.Contains(names, want) {
 			t.Errorf("zip lacks %s: %s", want, got)
 		}
 	}
 	for _, not := range []string{"tool/main.go", ".git/config"} {
-		if contains(names, not) {
+		if slices.Contains(names, not) {
 			t.Errorf("zip holds %s: %s", not, got)
 		}
 	}

@@ -54,33 +54,16 @@ func serveImage(pb platformBinary, ca []byte, m meta) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.Append(img, mutate.Addendum{
-		Layer:     layer,
-		MediaType: types.OCILayer,
-		History:   v1.History{Created: v1.Time{Time: m.created}, CreatedBy: "ctxgate release: static ctxgate " + m.version},
-	})
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.Created = v1.Time{Time: m.created}
-	cfg.OS, cfg.Architecture, cfg.Variant = pb.platform.OS, pb.platform.Architecture, pb.platform.Variant
-	cfg.Config.Entrypoint = serveEntrypoint
-	cfg.Config.Cmd = serveCmd
-	cfg.Config.User = serveUser
-	cfg.Config.WorkingDir = "/"
-	cfg.Config.ExposedPorts = map[string]struct{}{servePort: {}}
-	cfg.Config.Labels = m.annotations("ctxgate", "ctxgate serve: the retrieval-confidence gate as an HTTP API and OpenAI-compatible gateway")
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return nil, err
-	}
-	return mutate.Annotations(img, cfg.Config.Labels).(v1.Image), nil
+	return oneLayerImage(layer, nil, "ctxgate release: static ctxgate "+m.version, m,
+		m.annotations("ctxgate", "ctxgate serve: the retrieval-confidence gate as an HTTP API and OpenAI-compatible gateway"),
+		func(cfg *v1.ConfigFile) {
+			cfg.OS, cfg.Architecture, cfg.Variant = pb.platform.OS, pb.platform.Architecture, pb.platform.Variant
+			cfg.Config.Entrypoint = serveEntrypoint
+			cfg.Config.Cmd = serveCmd
+			cfg.Config.User = serveUser
+			cfg.Config.WorkingDir = "/"
+			cfg.Config.ExposedPorts = map[string]struct{}{servePort: {}}
+		})
 }
 
 // serveIndex is one image per platform under an OCI image index, so that a
