@@ -68,7 +68,7 @@ func runVersion(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, m := range host.Modules() {
 		b.WriteString("module " + pad(m.Module.String(), 7) + pad(m.File, 16))
 		if !m.Built {
-			b.WriteString("not built (run make build)\n")
+			b.WriteString("not built (run make modules)\n")
 			continue
 		}
 		b.WriteString(pad(strconv.Itoa(m.Size)+" bytes", 15) + "sha256 " + m.SHA256 + "\n")
