@@ -11,7 +11,7 @@ DEMO_REQUEST ?= $(firstword $(sort $(wildcard testdata/requests/default/*.json))
 BENCH ?= .
 PKGS  ?= ./...
 
-.PHONY: tools build test demo bench bench-go golden quality fuzz load clean clean-tools
+.PHONY: tools build modules dist test demo bench bench-go golden quality fuzz load clean clean-tools
 
 ## tools: the Debian packages and TinyGo 0.42.0 (cached; a no-op when present)
 tools:
@@ -22,13 +22,32 @@ tools:
 build: tools
 	@./build.sh
 
+## modules: rebuild the committed modules (host/wasm/*.wasm,
+## guest/envoy/envoy-filter.wasm) from the sources, e.g. after a merge; commit them
+modules: tools
+	@./build.sh modules
+	@git status --short -- host/wasm guest/envoy/envoy-filter.wasm
+
+## dist: release artifacts into dist/: static binaries, the modules, OCI images
+## of the Envoy filter and of ctxgate serve, SBOM, licences, SHA256SUMS
+dist: build
+	@scripts/dist.sh
+
 ## test: build, then vet and test everything (natively and through the modules)
 test: build
+	@# The committed modules must be what the sources build to (make modules).
+	scripts/check-modules.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/extism/...
+	cd release && $(GO) vet ./...
 	$(GO) test ./...
+	@# The release images, SBOM and deploy/k8s, read back with their libraries;
+	@# the serve image runs as deploy/k8s runs it (chrooted; needs root).
+	cd release && $(GO) test ./...
+	@# A user's go build / go install, without TinyGo, decides as bin/ctxgate.
+	scripts/test-install.sh
 	@# The committed quality report must be what the data and the current
 	@# policies give (skips, saying so, when ../shared/data is absent).
 	CTXGATE_QUALITY_STRICT=1 $(GO) test -count=1 ./bench/eval/quality -run TestQualityReport
@@ -75,10 +94,11 @@ load: build
 golden:
 	$(GO) test ./gate -run TestGolden -update
 
-## clean: built modules and binaries (not the TinyGo install: see clean-tools)
+## clean: local builds and release artifacts (not the committed modules, not
+## the TinyGo install: see clean-tools)
 clean:
-	rm -f host/wasm/*.wasm
-	rm -rf bin
+	rm -f host/wasm/.*.inputs guest/envoy/.*.inputs
+	rm -rf bin dist
 
 ## clean-tools: remove the cached TinyGo builds (make tools rebuilds, ~1 min)
 clean-tools:

@@ -24,7 +24,9 @@ var (
 	// ErrClosed: the Gate was closed.
 	ErrClosed = errors.New("ctxgate: gate is closed")
 	// ErrNotBuilt: the selected module is not embedded in this binary.
-	ErrNotBuilt = errors.New("module not built: run make build")
+	// The modules are committed (host/wasm), so this means a tree without
+	// them; make modules rebuilds them.
+	ErrNotBuilt = errors.New("module not built: run make modules")
 )
 
 // GateError is bad input reported by the gate: the request, answer or policy

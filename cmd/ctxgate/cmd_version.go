@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,43 @@ import (
 
 func init() {
 	register(command{name: "version", help: "print the version, the schema version and the embedded modules", run: runVersion})
+}
+
+// version is the release version, set at link time by make dist
+// (-ldflags "-X main.version=v0.1.0"). Left empty, releaseVersion reads it
+// from the build info instead: the module's version for a binary built by
+// `go install github.com/ctxgate/ctxgate/cmd/ctxgate@v0.1.0`.
+var version string
+
+// releaseVersion is the version this binary reports.
+func releaseVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v // a module version, or the go command's pseudo-version from git
+	}
+	rev, modified := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	v := "devel-" + rev[:min(12, len(rev))]
+	if modified {
+		v += "-dirty"
+	}
+	return v
 }
 
 func runVersion(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -25,11 +63,12 @@ func runVersion(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var b strings.Builder
-	b.WriteString("ctxgate " + gate.Version + " (schema " + gate.SchemaVersion + ", " + runtime.Version() + ")\n")
+	b.WriteString("ctxgate " + releaseVersion() + " (gate " + gate.Version + ", schema " + gate.SchemaVersion +
+		", " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n")
 	for _, m := range host.Modules() {
 		b.WriteString("module " + pad(m.Module.String(), 7) + pad(m.File, 16))
 		if !m.Built {
-			b.WriteString("not built (run make build)\n")
+			b.WriteString("not built (run make modules)\n")
 			continue
 		}
 		b.WriteString(pad(strconv.Itoa(m.Size)+" bytes", 15) + "sha256 " + m.SHA256 + "\n")

@@ -1,5 +1,6 @@
 // Command envoy is the ctxgate proxy-wasm HTTP filter module
-// (dist/envoy-filter.wasm, built by build.sh). All logic is in package filter.
+// (guest/envoy/envoy-filter.wasm, built by build.sh and committed). All logic
+// is in package filter.
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o envoy-filter.wasm ./guest/envoy
 package main

@@ -153,7 +153,13 @@ func (s *Server) Reload(ctx context.Context) error {
 			"policy", rb.ref.label(), "sha256", rb.ref.SHA256, "running", rb.running, "min_version", rb.min, "error", err.Error())
 	default:
 		s.metrics.reloads.WithLabelValues("error").Inc()
-		s.log.Error("policy reload failed; keeping the current policy", "error", err.Error())
+		if s.cur.Load() == nil {
+			// The first load (or every load so far) failed: there is no
+			// policy to keep, and calling it a reload misleads.
+			s.log.Error("policy load failed; no policy is loaded", "error", err.Error())
+		} else {
+			s.log.Error("policy reload failed; keeping the current policy", "error", err.Error())
+		}
 	}
 	return err
 }

@@ -178,3 +178,24 @@ func testReloadSigned(t *testing.T, opts Options) {
 		t.Fatal("/v1/policy does not show the signed bundle")
 	}
 }
+
+// TestFirstLoadFails: a server started without a loadable policy says that no
+// policy is loaded, not that it keeps one, and answers 503 until one loads.
+func TestFirstLoadFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(path, []byte(`{"name":"x",`), 0o644)
+	s := start(t, Options{Policy: PolicySource{Path: path}})
+	if log := s.log.String(); !strings.Contains(log, "policy load failed; no policy is loaded") || strings.Contains(log, "keeping the current policy") {
+		t.Fatalf("log of a failed first load:\n%s", log)
+	}
+	if r := post(t, s.url+"/v1/gate", request(t, "default", "inject")); r.status != 503 {
+		t.Fatalf("without a policy: %d", r.status)
+	}
+	os.WriteFile(path, editedPolicy(t, "default", "a"), 0o644)
+	if err := s.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r := post(t, s.url+"/v1/gate", request(t, "default", "inject")); r.status != 200 {
+		t.Fatalf("after the policy loaded: %d", r.status)
+	}
+}

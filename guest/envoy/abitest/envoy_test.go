@@ -264,6 +264,7 @@ func TestExampleConfigs(t *testing.T) {
 	if cfg := envoyConfig(t, "/m.wasm", 1, 2, 3); !bytes.Contains(cfg, []byte("/m.wasm")) {
 		t.Errorf("e2e rewrite lost the module path")
 	}
+	checkEnvoyDeployment(t, root, envoyCfg)
 
 	var istio struct {
 		Kind string
@@ -281,5 +282,53 @@ func TestExampleConfigs(t *testing.T) {
 	js, _ := json.Marshal(istio.Spec.PluginConfig)
 	if _, err := filter.ParseConfig(js); err != nil {
 		t.Errorf("istio pluginConfig %s: %v", js, err)
+	}
+}
+
+// checkEnvoyDeployment: the example runs the committed filter, uses the Wasm
+// filter's failure_policy (fail_open is deprecated in the pinned Envoy API),
+// and verifies the upstream's certificate for the host it sends the API key to.
+func checkEnvoyDeployment(t *testing.T, root string, c map[string]any) {
+	t.Helper()
+	at := func(v any, keys ...any) any {
+		for _, k := range keys {
+			switch k := k.(type) {
+			case string:
+				m, _ := v.(map[string]any)
+				v = m[k]
+			case int:
+				l, _ := v.([]any)
+				if k >= len(l) {
+					return nil
+				}
+				v = l[k]
+			}
+		}
+		return v
+	}
+	static := at(c, "static_resources")
+	wasm := at(static, "listeners", 0, "filter_chains", 0, "filters", 0, "typed_config", "http_filters", 0, "typed_config", "config")
+	if at(wasm, "fail_open") != nil {
+		t.Error("envoy.yaml sets the deprecated fail_open of the Wasm filter; use failure_policy")
+	}
+	if got := at(wasm, "failure_policy"); got != "FAIL_CLOSED" {
+		t.Errorf("Wasm filter failure_policy %v, want FAIL_CLOSED", got)
+	}
+	module, _ := at(wasm, "vm_config", "code", "local", "filename").(string)
+	if _, err := os.Stat(filepath.Join(root, module)); err != nil {
+		t.Errorf("the example's module %q is not in the tree (run from the repository root): %v", module, err)
+	}
+	tls := at(static, "clusters", 0, "transport_socket", "typed_config")
+	sni, _ := at(tls, "sni").(string)
+	host, _ := at(static, "clusters", 0, "load_assignment", "endpoints", 0, "lb_endpoints", 0, "endpoint", "address", "socket_address", "address").(string)
+	vc := at(tls, "common_tls_context", "validation_context")
+	if sni == "" || sni != host {
+		t.Errorf("upstream TLS sni %q, want the upstream host %q", sni, host)
+	}
+	if ca, _ := at(vc, "trusted_ca", "filename").(string); ca == "" {
+		t.Error("the upstream's certificate is not verified: no validation_context.trusted_ca")
+	}
+	if san := at(vc, "match_typed_subject_alt_names", 0); at(san, "san_type") != "DNS" || at(san, "matcher", "exact") != host {
+		t.Errorf("validation_context does not match the certificate to %q: %v", host, san)
 	}
 }

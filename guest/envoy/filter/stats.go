@@ -2,9 +2,11 @@ package filter
 
 import "github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm"
 
-// Metric names. Envoy exposes them under the "wasmcustom." prefix (Prometheus:
-// envoy_wasmcustom_ctxgate_action_inject, ...); examples/envoy/envoy.yaml
-// shows stats_tags that turn the last segment into a label.
+// Metric names. Envoy keeps them in its "wasmcustom" stat namespace
+// (wasmcustom.ctxgate.action.inject in /stats); /stats/prometheus strips the
+// namespace and adds no envoy_ prefix (ctxgate_action_inject, ...), and the
+// stats_tags of examples/envoy/envoy.yaml turn the last segment into a label
+// (ctxgate_action{ctxgate_action="inject"}). docs/envoy.md lists them all.
 const (
 	MetricRequests       = "ctxgate.requests"       // requests the gate ran on
 	MetricActionPrefix   = "ctxgate.action."        // + inject|caveat|fallback|refuse|error|skip

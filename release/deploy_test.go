@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"gopkg.in/yaml.v3"
+)
+
+// The parts of deploy/k8s the tests read.
+type k8sObject struct {
+	Kind     string
+	Metadata struct{ Name string }
+	Data     map[string]string
+	Spec     struct {
+		Ports []struct {
+			Name       string
+			Port       int
+			TargetPort string `yaml:"targetPort"`
+		}
+		Template struct {
+			Metadata struct{ Annotations map[string]string }
+			Spec     podSpec
+		}
+	}
+}
+
+type podSpec struct {
+	SecurityContext struct {
+		RunAsNonRoot bool                  `yaml:"runAsNonRoot"`
+		RunAsUser    int                   `yaml:"runAsUser"`
+		RunAsGroup   int                   `yaml:"runAsGroup"`
+		FSGroup      int                   `yaml:"fsGroup"`
+		Seccomp      struct{ Type string } `yaml:"seccompProfile"`
+	} `yaml:"securityContext"`
+	Containers []struct {
+		Name  string
+		Image string
+		Args  []string
+		Ports []struct {
+			Name          string
+			ContainerPort int `yaml:"containerPort"`
+		}
+		ReadinessProbe  probe `yaml:"readinessProbe"`
+		LivenessProbe   probe `yaml:"livenessProbe"`
+		SecurityContext struct {
+			AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+			ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
+			Capabilities             struct{ Drop []string }
+		} `yaml:"securityContext"`
+		VolumeMounts []struct {
+			Name      string
+			MountPath string `yaml:"mountPath"`
+		} `yaml:"volumeMounts"`
+	}
+	Volumes []struct {
+		Name      string
+		ConfigMap *struct{ Name string } `yaml:"configMap"`
+		EmptyDir  *struct{}              `yaml:"emptyDir"`
+	}
+}
+
+type probe struct {
+	HTTPGet struct {
+		Path string
+		Port string
+	} `yaml:"httpGet"`
+}
+
+// manifests reads every object in deploy/k8s/*.yaml by kind.
+func manifests(t *testing.T) map[string]k8sObject {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "deploy", "k8s", "*.yaml"))
+	out := map[string]k8sObject{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		for {
+			var o k8sObject
+			if err := dec.Decode(&o); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out[o.Kind] = o
+		}
+	}
+	for _, k := range []string{"Deployment", "Service", "ConfigMap", "Kustomization"} {
+		if _, ok := out[k]; !ok {
+			t.Fatalf("deploy/k8s has no %s", k)
+		}
+	}
+	return out
+}
+
+// TestDeployManifests checks that deploy/k8s and the Dockerfile describe the
+// image release/ builds: the port, the user, the entrypoint, and probes and
+// scrape annotations on paths the server serves.
+func TestDeployManifests(t *testing.T) {
+	m := manifests(t)
+	dep := m["Deployment"].Spec.Template
+	pod := dep.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	port, _, _ := strings.Cut(servePort, "/")
+	user, group, _ := strings.Cut(serveUser, ":")
+	if len(c.Ports) != 1 || strconv.Itoa(c.Ports[0].ContainerPort) != port {
+		t.Errorf("container ports %+v, want %s (the image's)", c.Ports, port)
+	}
+	sc := pod.SecurityContext
+	if !sc.RunAsNonRoot || strconv.Itoa(sc.RunAsUser) != user || strconv.Itoa(sc.RunAsGroup) != group || sc.Seccomp.Type != "RuntimeDefault" {
+		t.Errorf("pod securityContext %+v, want non-root %s, RuntimeDefault seccomp", sc, serveUser)
+	}
+	csc := c.SecurityContext
+	if csc.AllowPrivilegeEscalation == nil || *csc.AllowPrivilegeEscalation || !csc.ReadOnlyRootFilesystem || !slices.Equal(csc.Capabilities.Drop, []string{"ALL"}) {
+		t.Errorf("container securityContext %+v", csc)
+	}
+	for name, p := range map[string]probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port != c.Ports[0].Name {
+			t.Errorf("%s probe %+v, want /healthz on port %q", name, p.HTTPGet, c.Ports[0].Name)
+		}
+	}
+	ann := dep.Metadata.Annotations
+	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != port || ann["prometheus.io/path"] != "/metrics" {
+		t.Errorf("scrape annotations %v", ann)
+	}
+	svc := m["Service"].Spec.Ports
+	if len(svc) != 1 || svc[0].TargetPort != c.Ports[0].Name {
+		t.Errorf("service ports %+v, want target port %q", svc, c.Ports[0].Name)
+	}
+	if c.Args[0] != "serve" {
+		t.Errorf("container args %q do not run serve (they replace the image's command)", c.Args)
+	}
+
+	// The Dockerfile's final stage runs the same entrypoint, command, user and port.
+	df, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quote := func(s []string) string { return `["` + strings.Join(s, `", "`) + `"]` }
+	for _, want := range []string{"USER " + serveUser, "EXPOSE " + port, "ENTRYPOINT " + quote(serveEntrypoint), "CMD " + quote(serveCmd)} {
+		if !bytes.Contains(df, []byte("\n"+want+"\n")) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+}
+
+// TestServePod runs the serve image as Kubernetes would run deploy/k8s:
+// the image's layer unpacked as the root filesystem, the ConfigMap and the
+// emptyDirs mounted where the Deployment mounts them, the container's args
+// (plus a free loopback port), user 65532 and no capabilities, chrooted so
+// that the binary sees nothing but the image. It then probes what the
+// kubelet and Prometheus would, decides a request, and stops on SIGTERM.
+// Needs root (chroot) on linux/amd64; skips otherwise.
+func TestServePod(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" || os.Geteuid() != 0 {
+		t.Skip("runs the image's linux/amd64 binary under chroot: needs root on linux/amd64")
+	}
+	bin := linuxBinary(t)
+	ca, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	img, err := serveImage(platformBinary{platform: v1.Platform{OS: "linux", Architecture: "amd64"}, binary: bin}, ca, testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := writeLayout(filepath.Join(dir, "layout"), testMeta.version, img); err != nil {
+		t.Fatal(err)
+	}
+	idx, d, err := readLayout(filepath.Join(dir, "layout"), testMeta.version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = idx.Image(d.Digest); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := layerFiles(mustLayer(t, img))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The root filesystem: root-owned, so user 65532 can write only to /tmp
+	// and to the volumes, as with readOnlyRootFilesystem.
+	rootfs := filepath.Join(dir, "rootfs")
+	os.Mkdir(rootfs, 0o755)
+	for name, f := range files {
+		p := filepath.Join(rootfs, name)
+		if strings.HasSuffix(name, "/") {
+			os.MkdirAll(p, 0o755)
+			if err := os.Chmod(p, os.FileMode(f.mode&0o777)|modeBits(f.mode)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, f.data, os.FileMode(f.mode&0o777)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := manifests(t)
+	pod := m["Deployment"].Spec.Template.Spec
+	c := pod.Containers[0]
+	uid, gid := pod.SecurityContext.RunAsUser, pod.SecurityContext.RunAsGroup
+	for _, vm := range c.VolumeMounts {
+		p := filepath.Join(rootfs, vm.MountPath)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range pod.Volumes {
+			switch {
+			case v.Name != vm.Name:
+			case v.ConfigMap != nil:
+				for k, val := range m["ConfigMap"].Data {
+					if err := os.WriteFile(filepath.Join(p, k), []byte(val), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case v.EmptyDir != nil:
+				// What the kubelet makes of an emptyDir with fsGroup.
+				if err := os.Chown(p, 0, pod.SecurityContext.FSGroup); err != nil {
+					t.Fatal(err)
+				}
+				os.Chmod(p, 0o775|os.ModeSetgid)
+			}
+		}
+	}
+
+	args := append(slices.Clone(c.Args), "--listen=127.0.0.1:0")
+	cmd := exec.Command(cfg.Config.Entrypoint[0], append(cfg.Config.Entrypoint[1:], args...)...)
+	cmd.Dir = cfg.Config.WorkingDir
+	cmd.Env = append(cfg.Config.Env, "HOME=/tmp") // from the image's /etc/passwd, as runtimes set it
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs,
+		Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(pod.SecurityContext.FSGroup)}}}
+	// A file, not a buffer: the process writes while the test reads.
+	stderrFile, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderrFile.Close()
+	cmd.Stderr = stderrFile
+	stderr := fileText(stderrFile.Name())
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	defer cmd.Process.Kill()
+	var base string
+	select {
+	case l := <-lines:
+		_, base, _ = strings.Cut(l, "listening on ")
+	case <-time.After(60 * time.Second):
+	}
+	if base == "" {
+		t.Fatalf("the pod's ctxgate serve did not start; stderr:\n%s", stderr.String())
+	}
+
+	get := func(path string) (int, string) {
+		r, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return r.StatusCode, string(b)
+	}
+	if code, body := get(c.ReadinessProbe.HTTPGet.Path); code != 200 || !strings.Contains(body, `"status":"ok"`) {
+		t.Errorf("readiness probe %s: %d %s", c.ReadinessProbe.HTTPGet.Path, code, body)
+	}
+	if code, body := get(m["Deployment"].Spec.Template.Metadata.Annotations["prometheus.io/path"]); code != 200 || !strings.Contains(body, "ctxgate_policy_info") {
+		t.Errorf("metrics: %d, ctxgate_policy_info missing", code)
+	}
+	for file, action := range map[string]string{"inject.json": "inject", "refuse_off_topic.json": "refuse"} {
+		req, err := os.ReadFile(filepath.Join("..", "testdata", "requests", "default", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := http.Post(base+"/v1/gate", "application/json", bytes.NewReader(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 || r.Header.Get("X-Ctxgate-Action") != action {
+			t.Errorf("%s: %d, action %q, want %s", file, r.StatusCode, r.Header.Get("X-Ctxgate-Action"), action)
+		}
+	}
+	// The refusal's gap event went to the gaps volume (the ConfigMap's gap_log).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(rootfs, "var", "lib", "ctxgate", "gaps.jsonl"))
+		if len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("no gap event in the gaps volume; stderr:\n%s", stderr.String())
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("serve after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("serve did not stop on SIGTERM")
+	}
+}
+
+// modeBits turns a tar mode's sticky bit into Go's.
+func modeBits(mode int64) os.FileMode {
+	if mode&0o1000 != 0 {
+		return os.ModeSticky
+	}
+	return 0
+}
+
+// fileText reads a file on demand, for failure messages.
+type fileText string
+
+func (f fileText) String() string {
+	b, _ := os.ReadFile(string(f))
+	return string(b)
+}
