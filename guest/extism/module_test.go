@@ -22,6 +22,7 @@ import (
 	"github.com/ctxgate/ctxgate/guest/extism/internal/cases"
 	"github.com/ctxgate/ctxgate/guest/extism/plugin"
 	"github.com/ctxgate/ctxgate/internal/abi"
+	"github.com/ctxgate/ctxgate/internal/testenv"
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -46,10 +47,7 @@ func moduleBytes(t *testing.T, file string) []byte {
 	path := filepath.Join("..", "..", "host", "wasm", file)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing in CI: %v", path, err)
-		}
-		t.Skipf("%s not built (run make build): %v", path, err)
+		testenv.Missing(t, path+" not built (run make build): "+err.Error())
 	}
 	return b
 }
