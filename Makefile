@@ -22,13 +22,15 @@ tools:
 build: tools
 	@./build.sh
 
-## test: build, then vet and test everything (natively and through the modules)
+## test: build, then vet and test everything (natively, under TinyGo, through the modules)
 test: build
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/extism/...
 	$(GO) test ./...
+	@# The pure packages' tests again, compiled by TinyGo for wasip1 (over wazero).
+	scripts/test-tinygo.sh
 	@# The committed quality report must be what the data and the current
 	@# policies give (skips, saying so, when ../shared/data is absent).
 	CTXGATE_QUALITY_STRICT=1 $(GO) test -count=1 ./bench/eval/quality -run TestQualityReport
