@@ -18,7 +18,8 @@ type ABI int
 const (
 	// ABIAuto uses the raw exports when the module has them (the bundled
 	// modules do), else the Extism ABI. The default. A module whose raw
-	// ABI version is not abi.Version fails New here too.
+	// ABI version is not abi.Version is refused here too, when an instance
+	// is made (by New, unless Prewarm is negative).
 	ABIAuto ABI = iota
 	// ABIExtism calls evaluate/validate/describe through the Extism SDK, as
 	// every other Extism host does.
