@@ -33,7 +33,7 @@ modules: tools
 dist: build
 	@scripts/dist.sh
 
-## test: build, then vet and test everything (natively and through the modules)
+## test: build, then vet and test everything (natively, under TinyGo, through the modules)
 test: build
 	@# The committed modules must be what the sources build to (make modules).
 	scripts/check-modules.sh
@@ -48,6 +48,8 @@ test: build
 	cd release && $(GO) test ./...
 	@# A user's go build / go install, without TinyGo, decides as bin/ctxgate.
 	scripts/test-install.sh
+	@# The pure packages' tests again, compiled by TinyGo for wasip1 (over wazero).
+	scripts/test-tinygo.sh
 	@# The committed quality report must be what the data and the current
 	@# policies give (skips, saying so, when ../shared/data is absent).
 	CTXGATE_QUALITY_STRICT=1 $(GO) test -count=1 ./bench/eval/quality -run TestQualityReport

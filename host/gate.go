@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxgate/ctxgate/internal/abi"
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 )
@@ -54,10 +55,10 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 	}
 	config := map[string]string{}
 	if len(o.Policy) > 0 {
-		config["policy"] = string(o.Policy)
+		config[abi.ConfigPolicy] = string(o.Policy)
 	}
 	if len(o.TrustKeys) > 0 {
-		config["trust_keys"] = string(o.TrustKeys)
+		config[abi.ConfigTrustKeys] = string(o.TrustKeys)
 	}
 	manifest := extism.Manifest{
 		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
@@ -79,7 +80,8 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 			return nil, errors.New("ctxgate: compile " + name + " module: " + err.Error())
 		}
 		if !ok && o.ABI == ABIRaw {
-			return nil, errors.New("ctxgate: the " + name + " module has no raw exports (" + rawInputExport + ", " + rawCallExport + ")")
+			return nil, errors.New("ctxgate: the " + name + " module has no raw exports (" + abi.ExportVersion + ", " +
+				abi.ExportInput + ", " + abi.ExportCall + ")")
 		}
 		g.raw, g.abi = raw, ABIRaw
 	}
@@ -118,7 +120,7 @@ func (g *Gate) newInstance(ctx context.Context) (instance, error) {
 	}
 	ctx, cancel := g.deadline(ctx)
 	defer cancel()
-	if _, err := in.call(ctx, "describe", nil); err != nil {
+	if _, err := in.call(ctx, abi.OpDescribe.Name(), nil); err != nil {
 		in.close(context.Background())
 		return nil, err
 	}
@@ -144,17 +146,17 @@ func (g *Gate) prewarm(ctx context.Context, n int) error {
 // Evaluate decides one request. Errors: *GateError for bad input (the
 // request or the policy), ErrTimeout, ErrTrap, ErrClosed.
 func (g *Gate) Evaluate(ctx context.Context, request []byte) ([]byte, error) {
-	return g.call(ctx, "evaluate", request)
+	return g.call(ctx, abi.OpEvaluate.Name(), request)
 }
 
 // Validate checks a model's answer against the tags it was offered.
 func (g *Gate) Validate(ctx context.Context, answer []byte) ([]byte, error) {
-	return g.call(ctx, "validate", answer)
+	return g.call(ctx, abi.OpValidate.Name(), answer)
 }
 
 // Describe reports the gate's version and its policy's name and sha256.
 func (g *Gate) Describe(ctx context.Context) ([]byte, error) {
-	return g.call(ctx, "describe", nil)
+	return g.call(ctx, abi.OpDescribe.Name(), nil)
 }
 
 // Module names the running module: "tinygo", "go" or "custom".

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/ctxgate/ctxgate/internal/abi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -16,13 +17,16 @@ type ABI int
 
 const (
 	// ABIAuto uses the raw exports when the module has them (the bundled
-	// modules do), else the Extism ABI. The default.
+	// modules do), else the Extism ABI. The default. A module whose raw
+	// ABI version is not abi.Version is refused here too, when an instance
+	// is made (by New, unless Prewarm is negative).
 	ABIAuto ABI = iota
 	// ABIExtism calls evaluate/validate/describe through the Extism SDK, as
 	// every other Extism host does.
 	ABIExtism
-	// ABIRaw calls ctxgate_input/ctxgate_call directly over wazero (raw.go);
-	// New fails if the module lacks them.
+	// ABIRaw calls the raw exports of docs/abi.md directly over wazero
+	// (raw.go); New fails if the module lacks them or speaks another raw
+	// ABI version.
 	ABIRaw
 )
 
@@ -38,12 +42,6 @@ func (a ABI) String() string {
 	return "ABI(" + strconv.Itoa(int(a)) + ")"
 }
 
-// The raw exports of guest/extism/main.go.
-const (
-	rawInputExport = "ctxgate_input"
-	rawCallExport  = "ctxgate_call"
-)
-
 // rawModule is the module compiled for the raw path, in its own wazero
 // runtime (with WASI and the kernel host module; raw instances are
 // anonymous, so any number share it).
@@ -55,7 +53,8 @@ type rawModule struct {
 }
 
 // compileRaw compiles wasm for the raw path. ok is false (and nothing is
-// kept) when the module does not have the raw exports.
+// kept) when the module does not have the raw exports, all three with the
+// signatures of docs/abi.md.
 func compileRaw(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig, config map[string]string, maxPages uint32) (m *rawModule, ok bool, err error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, rc.WithMemoryLimitPages(maxPages))
 	compiled, err := rt.CompileModule(ctx, wasm)
@@ -64,7 +63,8 @@ func compileRaw(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig, confi
 		return nil, false, err
 	}
 	exports := compiled.ExportedFunctions()
-	if !hasSignature(exports[rawInputExport], 1, 1) || !hasSignature(exports[rawCallExport], 2, 1) {
+	if !hasSignature(exports[abi.ExportVersion], 0, 1) || !hasSignature(exports[abi.ExportInput], 1, 1) ||
+		!hasSignature(exports[abi.ExportCall], 2, 1) {
 		rt.Close(ctx)
 		return nil, false, nil
 	}
@@ -111,28 +111,46 @@ func (m *rawModule) instance(ctx context.Context) (*rawInstance, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &rawInstance{mod: mod, mem: mod.Memory(), inputFn: mod.ExportedFunction(rawInputExport),
-		callFn: mod.ExportedFunction(rawCallExport), kern: newKernel(m.config, m.maxBytes), out: t}
+	x := &rawInstance{mod: mod, mem: mod.Memory(), inputFn: mod.ExportedFunction(abi.ExportInput),
+		callFn: mod.ExportedFunction(abi.ExportCall), kern: newKernel(m.config, m.maxBytes), out: t}
 	if x.mem == nil {
 		mod.Close(ctx)
 		return nil, errors.New("the module exports no memory")
 	}
 	// Both builds are reactors: _initialize sets up the runtime before any
 	// export may run (the Extism SDK does this lazily at the first call).
-	if init := mod.ExportedFunction("_initialize"); init != nil {
+	if init := mod.ExportedFunction(abi.ExportInitialize); init != nil {
 		if _, err := init.Call(withKernel(ctx, x.kern)); err != nil {
-			err = x.classify(ctx, "_initialize", err)
+			err = x.classify(ctx, abi.ExportInitialize, err)
 			mod.Close(ctx)
 			return nil, err
 		}
 	}
+	if err := x.checkVersion(ctx); err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
 	return x, nil
 }
 
-var rawOps = map[string]uint64{"evaluate": 0, "validate": 1, "describe": 2}
+// checkVersion refuses a module whose raw ABI is not the one this host
+// speaks: its ops or result packing may mean something else, and a misread
+// result is a silently wrong decision. The module is the wrong build, so
+// this is not a trap (a new instance would say the same).
+func (x *rawInstance) checkVersion(ctx context.Context) error {
+	res, err := x.mod.ExportedFunction(abi.ExportVersion).Call(withKernel(ctx, x.kern))
+	if err != nil {
+		return x.classify(ctx, abi.ExportVersion, err)
+	}
+	if v := int32(res[0]); v != abi.Version {
+		return errors.New("the module speaks raw ABI version " + strconv.Itoa(int(v)) + " and this host speaks " +
+			strconv.Itoa(abi.Version) + " (docs/abi.md); build the module and the host from one checkout, or use ABIExtism")
+	}
+	return nil
+}
 
 func (x *rawInstance) call(ctx context.Context, fn string, input []byte) ([]byte, error) {
-	op, ok := rawOps[fn]
+	op, ok := abi.OpNamed(fn)
 	if !ok {
 		return nil, &trapError{fn: fn, cause: errors.New("no such export")}
 	}
@@ -150,11 +168,11 @@ func (x *rawInstance) call(ctx context.Context, fn string, input []byte) ([]byte
 	if x.inPtr == 0 || !x.mem.Write(x.inPtr, input) {
 		return nil, x.trap(fn, errors.New("ctxgate_input gave no room for "+strconv.Itoa(len(input))+" bytes"))
 	}
-	s[0], s[1] = op, uint64(len(input))
+	s[0], s[1] = uint64(op), uint64(len(input))
 	if err := x.callFn.CallWithStack(ctx, s); err != nil {
 		return nil, x.classify(ctx, fn, err)
 	}
-	ptr, n, isErr := uint32(s[0]>>32), uint32(s[0])&0x7fffffff, s[0]&(1<<31) != 0
+	ptr, n, isErr := abi.Unpack(s[0])
 	view, ok := x.mem.Read(ptr, n)
 	if !ok {
 		return nil, x.trap(fn, errors.New("result outside guest memory"))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxgate/ctxgate/internal/testenv"
 )
 
 // realABIs are the two call paths of the real modules: every test here runs
@@ -21,7 +23,7 @@ var realABIs = []ABI{ABIRaw, ABIExtism}
 func TestABIParity(t *testing.T) {
 	byPolicy, policies := goldenCases(t)
 	if len(policies) == 0 {
-		t.Skip("no golden cases")
+		testenv.Missing(t, "no golden cases in testdata/requests/<policy>/*.json")
 	}
 	ctx := context.Background()
 	bad := [][]byte{nil, []byte(`{"query":"q","chunks":[`), []byte(`{"query":42,"chunks":[]}`),

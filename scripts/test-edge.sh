@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# test-edge.sh: the gate module in workerd, Node and Deno (issue 7).
+# test-edge.sh: the gate module in workerd, Node and Deno (issue 7), and
+# through the raw ABI from Node (docs/abi.md).
 #
-#   scripts/test-edge.sh            # all three; needs host/wasm/ctxgate.wasm (make build)
-#   scripts/test-edge.sh edge node  # only the named runtimes: edge node deno
+#   scripts/test-edge.sh            # all four; needs host/wasm/ctxgate.wasm (make build)
+#   scripts/test-edge.sh edge node  # only the named runtimes: edge node deno abi
 #   CTXGATE_EDGE_INSTALL_ONLY=1 scripts/test-edge.sh   # only step 1 (npm ci)
 #
 # 1. npm ci in examples/ (from the lockfile; skipped when node_modules was
@@ -15,7 +16,11 @@
 # 4. workerd is stopped by its PID, TERM then KILL within STOP_TIMEOUT
 #    seconds, on every exit path (trap);
 # 5. the same golden check under Node (examples/node/check.mjs) and Deno
-#    (examples/deno/check.ts).
+#    (examples/deno/check.ts);
+# 6. abi: the golden check through examples/abi-host/host.mjs, a host written
+#    from docs/abi.md alone (raw exports, no Extism SDK), beside the Extism
+#    path; its timing runs the 20-chunk workload of bench/cmd/workload (TREC
+#    DL19 from CTXGATE_DATA or ../shared/data, else synthetic prose).
 #
 # Each runtime prints "<runtime>: N passed, M failed"; per-call timings are
 # printed after it (reported, never asserted; CTXGATE_TIMING=0 skips them).
@@ -33,17 +38,17 @@ log() { echo "test-edge: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 runtimes=("$@")
-[ ${#runtimes[@]} -gt 0 ] || runtimes=(edge node deno)
+[ ${#runtimes[@]} -gt 0 ] || runtimes=(edge node deno abi)
 for r in "${runtimes[@]}"; do
-	case "$r" in edge | node | deno) ;; *) die "unknown runtime $r (want edge node deno)" ;; esac
+	case "$r" in edge | node | deno | abi) ;; *) die "unknown runtime $r (want edge node deno abi)" ;; esac
 done
 
 command -v node >/dev/null || die "node is not installed (Node 20: apt-get install nodejs npm)"
 [ -f "$WASM" ] || [ "${CTXGATE_EDGE_INSTALL_ONLY:-}" = 1 ] || die "$WASM is missing: run make build"
 # config.capnp embeds host/wasm/ctxgate.wasm by path: another module can be
-# tried under Node and Deno only.
+# tried under Node, Deno and abi only.
 if [ "$WASM" != "$ROOT/host/wasm/ctxgate.wasm" ] && [[ " ${runtimes[*]} " == *" edge "* ]]; then
-	die "CTXGATE_WASM applies to node and deno only; workerd loads host/wasm/ctxgate.wasm (config.capnp)"
+	die "CTXGATE_WASM applies to node, deno and abi only; workerd loads host/wasm/ctxgate.wasm (config.capnp)"
 fi
 export CTXGATE_WASM=$WASM
 
@@ -172,6 +177,22 @@ run_deno() {
 		node_modules/.bin/deno run --quiet --allow-read --allow-env --allow-write=/dev/null deno/check.ts || rc=$?
 	cd "$ROOT"
 	rm -rf "$dir"
+	return $rc
+}
+
+run_abi() {
+	local workload="" rc=0
+	if [ "${CTXGATE_TIMING:-}" != 0 ]; then
+		workload=$(mktemp "${TMPDIR:-/tmp}/ctxgate-workload.XXXXXX")
+		if ! run timeout "$RUN_TIMEOUT" go run ./bench/cmd/workload -chunks 20 -per 4 >"$workload"; then
+			log "abi: no timing workload (go run ./bench/cmd/workload failed); timing the golden request"
+			rm -f "$workload"
+			workload=""
+		fi
+	fi
+	CTXGATE_ABI_WORKLOAD=$workload CTXGATE_ABI_WORKLOAD_NAME="20 chunks" NODE_NO_WARNINGS=1 \
+		run timeout "$RUN_TIMEOUT" node "$EX/abi-host/check.mjs" || rc=$?
+	[ -z "$workload" ] || rm -f "$workload"
 	return $rc
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/guest/extism/plugin"
+	"github.com/ctxgate/ctxgate/internal/abi"
 	"github.com/ctxgate/ctxgate/policies"
 	extism "github.com/extism/go-sdk"
 )
@@ -49,7 +50,7 @@ func TestModuleParity(t *testing.T) {
 					if !ok {
 						t.Fatalf("%s: no preset policy %q", in.name, in.policy)
 					}
-					config := map[string]string{plugin.ConfigKeyPolicy: string(doc)}
+					config := map[string]string{abi.ConfigPolicy: string(doc)}
 					pp = &pluginPair{newPlugin(t, wasm, config, 0), native(config)}
 					plugins[in.policy] = pp
 				}

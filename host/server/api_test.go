@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/testenv"
 	"github.com/ctxgate/ctxgate/internal/testmodules"
 	"github.com/ctxgate/ctxgate/policies"
 )
@@ -28,7 +29,7 @@ func TestGateGolden(t *testing.T) {
 			t.Run(m.String()+"/"+name, func(t *testing.T) {
 				reqs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "requests", name, "*.json"))
 				if len(reqs) == 0 {
-					t.Skip("no golden requests for " + name)
+					testenv.Missing(t, "no golden requests for "+name)
 				}
 				s := start(t, Options{Module: m, Policy: PolicySource{Path: name}})
 				for _, p := range reqs {

@@ -2,7 +2,6 @@ package abitest
 
 import (
 	"encoding/json"
-	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/guest/envoy/filter"
+	"github.com/ctxgate/ctxgate/internal/testenv"
 )
 
 // hostKind makes a fresh Host of one kind.
@@ -29,7 +29,7 @@ type hostKind struct {
 // is a failure. -short skips the TinyGo build (about 30 s when not cached).
 func hostKinds(t *testing.T) []hostKind {
 	kinds := []hostKind{{"proxytest-native", func(*testing.T) Host { return NewNative() }}}
-	ci := os.Getenv("CI") == "true"
+	ci := testenv.InCI()
 	mods := []*Module{}
 	if mod, err := BuildGo(); err != nil {
 		if ci {

@@ -7,18 +7,7 @@ package plugin
 import (
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
-)
-
-// Extism config keys.
-const (
-	// ConfigKeyPolicy holds the policy JSON, or a signed policy bundle when
-	// ConfigKeyTrust is set. Absent or empty selects the built-in default,
-	// unless ConfigKeyTrust is set: then it is an error (the default is not
-	// signed).
-	ConfigKeyPolicy = "policy"
-	// ConfigKeyTrust holds the trusted public keys (bundle.ParseTrust). When
-	// set, only a bundle they sign (hybrid: Ed25519 and ML-DSA-65) is loaded.
-	ConfigKeyTrust = "trust_keys"
+	"github.com/ctxgate/ctxgate/internal/abi"
 )
 
 // Plugin holds the one engine a module instance evaluates with. An Extism
@@ -55,9 +44,9 @@ func (p *Plugin) Engine() (*gate.Engine, error) {
 // build reads the config and makes the engine. The verification happens here,
 // inside the sandbox, so a host cannot load a policy its keys did not sign.
 func (p *Plugin) build() (*gate.Engine, error) {
-	policy, _ := p.lookup(ConfigKeyPolicy)
-	trust, _ := p.lookup(ConfigKeyTrust)
-	policy, err := bundle.Resolve(policy, trust, ConfigKeyPolicy, ConfigKeyTrust)
+	policy, _ := p.lookup(abi.ConfigPolicy)
+	trust, _ := p.lookup(abi.ConfigTrustKeys)
+	policy, err := bundle.Resolve(policy, trust, abi.ConfigPolicy, abi.ConfigTrustKeys)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/internal/abi"
 )
 
 // TestErrorJSON: the guest's error bytes are the core's encoder's, for a
@@ -49,7 +50,7 @@ func TestEngineBuiltOnce(t *testing.T) {
 			lookups := map[string]int{}
 			p := New(func(k string) (string, bool) {
 				lookups[k]++
-				if k == ConfigKeyPolicy {
+				if k == abi.ConfigPolicy {
 					return tc.policy, tc.has
 				}
 				return "", false
@@ -62,7 +63,7 @@ func TestEngineBuiltOnce(t *testing.T) {
 			}
 			e2, err2 := p.Engine()
 			for k, n := range lookups {
-				if n != 1 || (k != ConfigKeyPolicy && k != ConfigKeyTrust) {
+				if n != 1 || (k != abi.ConfigPolicy && k != abi.ConfigTrustKeys) {
 					t.Errorf("config key %q read %d times, want known keys once", k, n)
 				}
 			}

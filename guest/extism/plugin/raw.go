@@ -1,14 +1,8 @@
 package plugin
 
-import "github.com/ctxgate/ctxgate/gate"
-
-// Op selects what a raw call runs (the guest's ctxgate_call export).
-type Op uint32
-
-const (
-	OpEvaluate Op = 0
-	OpValidate Op = 1
-	OpDescribe Op = 2
+import (
+	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/internal/abi"
 )
 
 // Raw is the state behind the raw exports: an input buffer the host writes
@@ -46,10 +40,11 @@ func (r *Raw) Input(n int) []byte {
 
 // Call runs op over the first n bytes of the input buffer and returns the
 // result (decision, validation or description JSON) or, with isErr set, the
-// error JSON. The result is valid until the next Call. The input buffer is
-// consumed: the request is decoded in place (Engine.DecodeRequestInPlace), so
-// the host must write a fresh input before every call.
-func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
+// error JSON. The result is valid until the next Call and at most
+// abi.MaxLength bytes, so it always packs. The input buffer is consumed: the
+// request is decoded in place (Engine.DecodeRequestInPlace), so the host
+// must write a fresh input before every call.
+func (r *Raw) Call(op abi.Op, n int) (out []byte, isErr bool) {
 	if n < 0 || n > cap(r.in) {
 		return r.fail(&gate.Error{Code: gate.CodeBadJSON, Message: "raw call: input length out of range"})
 	}
@@ -59,18 +54,21 @@ func (r *Raw) Call(op Op, n int) (out []byte, isErr bool) {
 	}
 	in := r.in[:n]
 	switch op {
-	case OpEvaluate:
+	case abi.OpEvaluate:
 		if r.out, err = e.AppendEvaluateInPlace(r.out[:0], in); err != nil {
 			return r.fail(err)
 		}
-	case OpValidate:
+	case abi.OpValidate:
 		if r.out, err = e.AppendValidateInPlace(r.out[:0], in); err != nil {
 			return r.fail(err)
 		}
-	case OpDescribe:
+	case abi.OpDescribe:
 		r.out = append(r.out[:0], e.Describe()...)
 	default:
 		return r.fail(&gate.Error{Code: gate.CodeBadJSON, Message: "raw call: unknown op"})
+	}
+	if uint64(len(r.out)) > abi.MaxLength {
+		return r.fail(&gate.Error{Code: gate.CodeLimit, Message: "raw call: result longer than a packed length can say"})
 	}
 	return r.out, false
 }

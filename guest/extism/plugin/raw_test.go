@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/internal/abi"
 )
 
 // Raw gives exactly the bytes of the Extism-side methods for every golden
@@ -17,12 +19,12 @@ func TestRawMatchesPlugin(t *testing.T) {
 	}
 	p := New(nil)
 	r := NewRaw(New(nil))
-	call := func(op Op, in []byte) ([]byte, bool) {
+	call := func(op abi.Op, in []byte) ([]byte, bool) {
 		copy(r.Input(len(in)), in)
 		out, isErr := r.Call(op, len(in))
 		return append([]byte(nil), out...), isErr
 	}
-	check := func(name string, op Op, in, want, wantErr []byte) {
+	check := func(name string, op abi.Op, in, want, wantErr []byte) {
 		t.Helper()
 		got, isErr := call(op, in)
 		if isErr != (wantErr != nil) || (isErr && !bytes.Equal(got, wantErr)) || (!isErr && !bytes.Equal(got, want)) {
@@ -35,22 +37,22 @@ func TestRawMatchesPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, wantErr := p.Evaluate(append([]byte(nil), req...))
-		check(filepath.Base(path), OpEvaluate, req, want, wantErr)
+		check(filepath.Base(path), abi.OpEvaluate, req, want, wantErr)
 	}
 	for _, in := range []string{``, `{`, `{"query":42}`, `[]`} {
 		want, wantErr := p.Evaluate([]byte(in))
-		check("bad "+in, OpEvaluate, []byte(in), want, wantErr)
+		check("bad "+in, abi.OpEvaluate, []byte(in), want, wantErr)
 	}
 	for _, in := range []string{`{"answer":"It is [S1].","tags":["S1"]}`, `{"answer":3}`} {
 		want, wantErr := p.Validate([]byte(in))
-		check("answer "+in, OpValidate, []byte(in), want, wantErr)
+		check("answer "+in, abi.OpValidate, []byte(in), want, wantErr)
 	}
 	want, wantErr := p.Describe()
-	check("describe", OpDescribe, nil, want, wantErr)
-	if _, isErr := r.Call(Op(9), 0); !isErr {
+	check("describe", abi.OpDescribe, nil, want, wantErr)
+	if _, isErr := r.Call(abi.Op(9), 0); !isErr {
 		t.Error("unknown op: no error")
 	}
-	if _, isErr := r.Call(OpEvaluate, 1<<30); !isErr {
+	if _, isErr := r.Call(abi.OpEvaluate, 1<<30); !isErr {
 		t.Error("length beyond the input buffer: no error")
 	}
 }

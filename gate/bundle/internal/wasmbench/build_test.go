@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/internal/testenv"
 )
 
 // A module is one guest built by one toolchain.
@@ -55,7 +57,7 @@ func build(t testing.TB, m module) []byte {
 		tool = "go"
 	case "tinygo":
 		if tool = tinygo(); tool == "" {
-			t.Skip("TinyGo not installed (run scripts/install-tinygo.sh or set $TINYGO)")
+			testenv.Missing(t, "TinyGo not installed (run scripts/install-tinygo.sh or set $TINYGO)")
 		}
 	}
 	key := sourceKey(t, m, tool)
