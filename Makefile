@@ -80,9 +80,10 @@ bench: build
 bench-go: build
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
 
-## quality: regenerate docs/quality.md and its plots from ../shared/data
+## quality: regenerate docs/quality.md, its plots and README.md's quality
+## block from ../shared/data
 quality:
-	$(GO) run ./cmd/ctxgate evalset
+	$(GO) run ./bench/eval/cmd/evalset
 
 ## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=2m)
 fuzz: build

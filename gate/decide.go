@@ -31,20 +31,25 @@ type chunkWork struct {
 	vector, bm25       float64 // clamped inputs
 	bm25Sat            float64 // bm25/(bm25+s), in [0,1]
 	hasVector, hasBM25 bool
-	fused, fusedNorm   float64
-	hasFused           bool
-	evidence           float64
-	fresh, trust       float64
-	hasFresh           bool
-	retrieval          float64 // seed 004 priority score
-	hasRetrieval       bool
-	ansFound           int     // answer_coverage query terms found in the text
-	answer             float64 // answer_coverage
-	relevance          float64 // chunk_relevance
-	hasRelevance       bool
-	score              float64 // the order_by score
-	kept               bool
-	reason             string
+	// sem is the semantic retriever's score where a signal ranks or
+	// correlates by it: the vector score when the request has any, else the
+	// learned-sparse score (scale-free uses only: ranks, correlation).
+	sem              float64
+	hasSem           bool
+	fused, fusedNorm float64
+	hasFused         bool
+	evidence         float64
+	fresh, trust     float64
+	hasFresh         bool
+	retrieval        float64 // seed 004 priority score
+	hasRetrieval     bool
+	ansFound         int     // answer_coverage query terms found in the text
+	answer           float64 // answer_coverage
+	relevance        float64 // chunk_relevance
+	hasRelevance     bool
+	score            float64 // the order_by score
+	kept             bool
+	reason           string
 }
 
 // queryTerm is one distinct query token.
@@ -292,11 +297,13 @@ func (e *Engine) prepare(chunks []Chunk) {
 	if ev := e.policy.Evidence; ev != nil {
 		sat = ev.BM25Saturation
 	}
-	logits := false
+	logits, anyVector := false, false
 	for i := range chunks {
-		if s := &chunks[i].Scores; s.HasRerank && (s.Rerank < 0 || s.Rerank > 1) {
+		s := &chunks[i].Scores
+		if s.HasRerank && (s.Rerank < 0 || s.Rerank > 1) {
 			logits = true
 		}
+		anyVector = anyVector || s.HasVector
 	}
 	q := &e.q
 	for i := range chunks {
@@ -305,6 +312,9 @@ func (e *Engine) prepare(chunks []Chunk) {
 		*w = chunkWork{c: c, kept: true, reason: ReasonKept}
 		if c.Scores.HasVector {
 			w.vector, w.hasVector = clamp01(c.Scores.Vector), true
+			w.sem, w.hasSem = w.vector, true
+		} else if c.Scores.HasSparse && !anyVector {
+			w.sem, w.hasSem = c.Scores.Sparse, true
 		}
 		if c.Scores.HasBM25 {
 			w.bm25, w.hasBM25 = maxf(0, c.Scores.BM25), true

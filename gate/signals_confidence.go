@@ -144,7 +144,9 @@ func (e *Engine) signalRetrieval() {
 			m.consensus++
 		}
 	}
-	// BM25–dense agreement over chunks with both scores: (r+1)/2; 0.5 with
+	// BM25–dense agreement over chunks with both scores (the dense score is
+	// the vector score, or the learned-sparse one in a request without
+	// vector scores: a correlation does not care about its scale): (r+1)/2; 0.5 with
 	// fewer than 2 pairs, 1.0 when a series is constant (the original's rules).
 	// The pairs are written by index, not appended: under TinyGo an
 	// append is a runtime call, and these loops run per chunk.
@@ -152,11 +154,15 @@ func (e *Engine) signalRetrieval() {
 	xs, ys := e.f1, e.f2
 	pairs := 0
 	for i := range w {
-		if w[i].hasVector && w[i].hasBM25 {
+		if w[i].hasSem && w[i].hasBM25 {
 			if s := &w[i].c.Scores; raw {
-				xs[pairs], ys[pairs] = limitRaw(s.BM25), limitRaw(s.Vector)
+				y := s.Sparse
+				if w[i].hasVector {
+					y = s.Vector
+				}
+				xs[pairs], ys[pairs] = limitRaw(s.BM25), limitRaw(y)
 			} else {
-				xs[pairs], ys[pairs] = w[i].bm25, w[i].vector
+				xs[pairs], ys[pairs] = w[i].bm25, w[i].sem
 			}
 			pairs++
 		}

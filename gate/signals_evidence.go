@@ -2,8 +2,9 @@ package gate
 
 import "strconv"
 
-// Seed 003: evidence. Reciprocal Rank Fusion fuses the vector and BM25
-// rankings: fused = sum over lists of 1/(k + rank), ranks 1-based, ties in
+// Seed 003: evidence. Reciprocal Rank Fusion fuses the semantic (vector
+// scores, or learned-sparse ones in a request without vector scores) and
+// BM25 rankings: fused = sum over lists of 1/(k + rank), ranks 1-based, ties in
 // input order, a chunk absent from a list getting no term from it. RRF alone
 // is rank-only (the best chunk of an irrelevant result set still ranks 1), so
 // the score the floors apply to is an absolute blend (docs/policy.md):
@@ -28,8 +29,8 @@ func (e *Engine) signalEvidence(req *Request) {
 		keys := e.keys[:n]
 		listed := 0
 		for i := range w {
-			if list == 0 && w[i].hasVector {
-				order[listed], keys[i] = i, w[i].vector
+			if list == 0 && w[i].hasSem {
+				order[listed], keys[i] = i, w[i].sem
 				listed++
 			} else if list == 1 && w[i].hasBM25 {
 				order[listed], keys[i] = i, w[i].bm25

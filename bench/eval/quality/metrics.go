@@ -29,6 +29,9 @@ func Measure(items []eval.Item, outs []Outcome) SetResult {
 		}
 		conf, lab = append(conf, o.Confidence), append(lab, it.Answerable)
 		r.Op.Add(o.Answered, it.Answerable)
+		if len(it.ChunkRel) != len(it.Req.Chunks) {
+			continue // no passage labels (NoMIRACL)
+		}
 		for j := range it.Req.Chunks {
 			cs, cl = append(cs, o.ChunkScore[j]), append(cl, it.ChunkRel[j])
 			r.ChunkFilter.Add(o.ChunkKept[j], it.ChunkRel[j])

@@ -18,60 +18,134 @@ const K = 20
 // relative to the request can move with k.
 var SmallK = []int{5, 10}
 
-// Targets are issue 9's held-out AUROC goals.
+// Targets of the quality issues, on the held-out halves.
 const (
-	TargetClapNQ = 0.80
-	TargetDL19   = 0.75
+	TargetClapNQ         = 0.82 // ClapNQ query AUROC (no regression)
+	TargetRemovedK5      = 0.78 // answer removed, k = 5
+	TargetRemoved        = 0.82 // answer removed, k = 10 and 20
+	TargetRemovedHalluc  = 0.50 // answer removed, k = 10, at the operating point
+	TargetRemovedError   = 0.10
+	TargetNoMIRACLMean   = 0.70 // mean AUROC over the nine languages
+	TargetNoMIRACLMargin = 0.02 // every language over its max-coverage baseline by this
+	TargetNoMIRACLHalluc = 0.70 // pooled, at the operating point
+	TargetNoMIRACLError  = 0.15
 )
 
-// PolicyResult is one policy's figures on both sets and both halves.
+// RemovedK are the request sizes of the answer-removed sets.
+var RemovedK = []int{5, 10, 20}
+
+// Group is one query-level labeled set, split into halves.
+type Group struct {
+	Name       string // "dl19@10", "nomiracl-es", "clapnq"
+	Tune, Held []eval.Item
+}
+
+// PolicyResult is one policy's figures.
 type PolicyResult struct {
-	Name               string
-	ClapTune, ClapHeld SetResult
-	DL19Tune, DL19Held SetResult
+	Name string
+	// Query holds the query-level figures per group: [0] tune, [1] held out.
+	Query map[string][2]SetResult
+	// NoMIRACLHeld pools the nine languages' held-out halves (rates).
+	NoMIRACLHeld, NoMIRACLTune SetResult
+	DL19Tune, DL19Held         SetResult // passages, hybrid top K
 	// ChunkAUROCAtK is the held-out DL19 chunk AUROC at each of SmallK.
 	ChunkAUROCAtK []float64
 }
 
 // Report is everything docs/quality.md shows.
 type Report struct {
-	Baselines []eval.Baseline
+	Groups    []Group
+	Baselines []eval.Baseline            // passage level and ClapNQ (eval.Baselines)
+	QueryBase map[string][]eval.Baseline // group -> single query-level signals
 	Policies  []PolicyResult
-	Counts    map[string][2]int // set -> (tune, held) items
+	DL19Count [2]int // DL19 passage-level queries: tune, held
 	// RawVectorAtK is raw ada-002's held-out chunk AUROC at each of SmallK:
 	// the single signal the default must not fall below at any request size.
 	RawVectorAtK []float64
+	// Features is each answerability feature alone (tune AUROC) per group.
+	Features map[string]map[string]float64
 }
 
-// Evaluate loads the data and runs every preset and the proposal.
-func Evaluate(dataDir string) (*Report, error) {
-	d, err := eval.LoadDL19(dataDir)
-	if err != nil {
-		return nil, err
+func removedName(set string, k int) string { return set + "@" + strconv.Itoa(k) }
+
+// loadGroups builds every query-level set.
+func loadGroups(dataDir string) ([]Group, *eval.TREC, []eval.ClapNQ, error) {
+	var gs []Group
+	add := func(name string, items []eval.Item) {
+		gs = append(gs, Group{Name: name, Tune: eval.Half(items, true), Held: eval.Half(items, false)})
+	}
+	var dl19 *eval.TREC
+	for _, set := range []string{"dl19", "dl21"} {
+		d, err := eval.LoadTREC(dataDir, set)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if set == "dl19" {
+			dl19 = d
+		}
+		for _, k := range RemovedK {
+			add(removedName(set, k), d.AnswerRemovedItems(k))
+		}
+	}
+	for _, lang := range eval.NoMIRACLLangs {
+		recs, err := eval.LoadNoMIRACL(dataDir, lang)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		add("nomiracl-"+lang, eval.NoMIRACLItems(recs))
 	}
 	clap, err := eval.LoadClapNQ(dataDir)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	add("clapnq", eval.ClapNQItems(clap))
+	return gs, dl19, clap, nil
+}
+
+// Evaluate loads the data and runs every preset.
+func Evaluate(dataDir string) (*Report, error) {
+	groups, d, clap, err := loadGroups(dataDir)
+	if err != nil {
 		return nil, err
 	}
-	ci, di := eval.ClapNQItems(clap), d.DL19Items(K)
-	halves := func(items []eval.Item) ([]eval.Item, []eval.Item) {
-		return eval.Half(items, true), eval.Half(items, false)
+	dt, dh := eval.Half(d.DL19Items(K), true), eval.Half(d.DL19Items(K), false)
+	rep := &Report{Groups: groups, Baselines: eval.Baselines(d, clap, K), DL19Count: [2]int{len(dt), len(dh)},
+		QueryBase: map[string][]eval.Baseline{}, Features: map[string]map[string]float64{}}
+	for _, g := range groups {
+		rep.QueryBase[g.Name] = eval.QueryBaselines(g.Name, append(append([]eval.Item{}, g.Tune...), g.Held...))
 	}
-	ct, ch := halves(ci)
-	dt, dh := halves(di)
-	rep := &Report{Baselines: eval.Baselines(d, clap, K),
-		Counts: map[string][2]int{"clapnq": {len(ct), len(ch)}, "dl19": {len(dt), len(dh)}}}
 	for _, name := range policies.Names() {
 		js, _ := policies.Get(name)
 		e, err := gate.NewEngine(js)
 		if err != nil {
 			return nil, errorf("policy "+name, err)
 		}
-		pr := PolicyResult{Name: name}
+		pr := PolicyResult{Name: name, Query: map[string][2]SetResult{}}
+		var nmTune, nmHeld []eval.Item
+		var nmOutT, nmOutH []Outcome
+		for _, g := range groups {
+			var res [2]SetResult
+			for h, items := range [][]eval.Item{g.Tune, g.Held} {
+				outs, err := Run(e, items)
+				if err != nil {
+					return nil, errorf("policy "+name+", "+g.Name, err)
+				}
+				res[h] = Measure(items, outs)
+				if strings.HasPrefix(g.Name, "nomiracl-") {
+					if h == 0 {
+						nmTune, nmOutT = append(nmTune, items...), append(nmOutT, outs...)
+					} else {
+						nmHeld, nmOutH = append(nmHeld, items...), append(nmOutH, outs...)
+					}
+				}
+			}
+			pr.Query[g.Name] = res
+		}
+		pr.NoMIRACLTune, pr.NoMIRACLHeld = Measure(nmTune, nmOutT), Measure(nmHeld, nmOutH)
 		for _, x := range []struct {
 			items []eval.Item
 			dst   *SetResult
-		}{{ct, &pr.ClapTune}, {ch, &pr.ClapHeld}, {dt, &pr.DL19Tune}, {dh, &pr.DL19Held}} {
+		}{{dt, &pr.DL19Tune}, {dh, &pr.DL19Held}} {
 			outs, err := Run(e, x.items)
 			if err != nil {
 				return nil, errorf("policy "+name, err)
@@ -95,7 +169,38 @@ func Evaluate(dataDir string) (*Report, error) {
 			}
 		}
 	}
+	if err := rep.measureFeatures(); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// measureFeatures is every answerability feature alone on each group's
+// tune half: what the default's models were chosen among.
+func (r *Report) measureFeatures() error {
+	e, err := gate.NewEngine(policies.Default())
+	if err != nil {
+		return err
+	}
+	for _, g := range r.Groups {
+		vals := map[string][]float64{}
+		var labels []bool
+		for _, it := range g.Tune {
+			fs, err := e.Features(ToGate(it.Req))
+			if err != nil {
+				return err
+			}
+			for _, f := range fs {
+				vals[f.Name] = append(vals[f.Name], f.Value)
+			}
+			labels = append(labels, it.Answerable)
+		}
+		r.Features[g.Name] = map[string]float64{}
+		for n, v := range vals {
+			r.Features[g.Name][n] = eval.AUROC(v, labels)
+		}
+	}
+	return nil
 }
 
 type wrapped struct {
@@ -112,15 +217,26 @@ func errorf(ctx string, err error) error { return &wrapped{ctx, err} }
 // repository root.
 func (r *Report) Files() map[string][]byte {
 	files := map[string][]byte{}
-	var clapS, dlS []eval.Series
+	var clapS, dlS, remS, nmS []eval.Series
 	for _, p := range r.Policies {
-		clapS = append(clapS, curveSeries(p.Name, p.ClapHeld.Curve, false))
+		clapS = append(clapS, curveSeries(p.Name, p.Query["clapnq"][1].Curve, false))
 		dlS = append(dlS, curveSeries(p.Name, p.DL19Held.ChunkCurve, false))
+		for _, set := range []string{"dl19", "dl21"} {
+			if set == "dl21" && p.Name != "default" {
+				continue
+			}
+			remS = append(remS, curveSeries(p.Name+" "+set, p.Query[removedName(set, 10)][1].Curve, set == "dl21"))
+		}
+		nmS = append(nmS, curveSeries(p.Name, p.NoMIRACLHeld.Curve, false))
 	}
 	files["docs/quality-clapnq.svg"] = eval.Plot{Title: "ClapNQ held-out: accuracy of answered vs coverage (from 5%)",
 		XLabel: "coverage (fraction answered, most confident first)", YLabel: "accuracy (answerable among answered)", YMin: 0.4, Series: clapS}.SVG()
 	files["docs/quality-dl19.svg"] = eval.Plot{Title: "DL19 held-out: precision of kept vs passages kept (from 5%)",
 		XLabel: "fraction of passages kept (highest chunk score first)", YLabel: "precision (rel >= 2)", YMin: 0.2, Series: dlS}.SVG()
+	files["docs/quality-removed.svg"] = eval.Plot{Title: "Answer removed, k = 10, held-out: accuracy of answered vs coverage",
+		XLabel: "coverage (fraction answered, most confident first)", YLabel: "accuracy (answerable among answered)", YMin: 0.3, Series: remS}.SVG()
+	files["docs/quality-nomiracl.svg"] = eval.Plot{Title: "NoMIRACL, nine languages pooled, held-out: accuracy vs coverage",
+		XLabel: "coverage (fraction answered, most confident first)", YLabel: "accuracy (answerable among answered)", YMin: 0.3, Series: nmS}.SVG()
 	files["docs/quality.md"] = []byte(r.markdown())
 	return files
 }
@@ -152,144 +268,6 @@ func pct(x float64) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func (r *Report) markdown() string {
-	var b strings.Builder
-	w := func(s ...string) {
-		for _, x := range s {
-			b.WriteString(x)
-		}
-		b.WriteByte('\n')
-	}
-	ct, dt := r.Counts["clapnq"], r.Counts["dl19"]
-	w("# Quality of the gate on public labeled data")
-	w()
-	w("<!-- Generated by `go run ./cmd/ctxgate evalset` (or `go test ./bench/eval/quality -run TestQualityReport -update`) from ../shared/data. Do not edit by hand: every number here comes from that command. -->")
-	w()
-	w("How well does each policy separate questions its evidence answers from questions it does not? Two public sets that nobody on this project wrote (see `../shared/data/README.md`):")
-	w()
-	w("- **ClapNQ dev**: 300 answerable and 300 unanswerable questions, each with one on-topic Wikipedia passage and no retrieval scores, so only the lexical signals work. Label: answerable. Split by a hash of the question id: ", itoa(ct[0]), " tune, ", itoa(ct[1]), " held out.")
-	w("- **TREC DL19 passages**: 43 queries. Each request is the top ", itoa(K), " of a hybrid list (RRF, k=60, of BM25's and ada-002's top 100), with `scores.vector` = ada-002 cosine and `scores.bm25` = raw BM25, each sent only when that retriever returned the passage (absent, not 0, otherwise), and the passage text. Passage label: qrels grade >= 2 (unjudged = not relevant). Split by query id: ", itoa(dt[0]), " tune queries, ", itoa(dt[1]), " held out.")
-	w()
-	w("Every policy runs natively through `gate.Engine.Decide`. \"Answered\" means action `inject` or `caveat`; `fallback` and `refuse` withhold the evidence and count as \"I don't know\". Rates follow NoMIRACL (Thakur et al., 2024): **hallucination rate** = answered among the questions the evidence does not answer; **error rate** = withheld among the questions it does answer. The `default` policy's signals (`answer_coverage`, `chunk_relevance`) and operating points were fitted on the tune halves only (`bench/eval/PROPOSAL.md`, `bench/eval/quality/bands_test.go`); the held-out columns are the ones to judge it by.")
-	w()
-	w("## Targets (issue 9, held out)")
-	w()
-	w("| set, level | target | best single signal (held-out) | default (held-out) | met |")
-	w("|---|---|---|---|---|")
-	def := r.policy("default")
-	if def != nil {
-		w("| ClapNQ, query | >= ", f(TargetClapNQ), " | ", r.baseline("clapnq", "max query-term coverage"), " (max query-term coverage) | ", f(def.ClapHeld.AUROC), " | ", yesNo(def.ClapHeld.AUROC >= TargetClapNQ), " |")
-		w("| DL19, passage (hybrid top ", itoa(K), ", BM25 and ada-002 only) | >= ", f(TargetDL19), " | ", r.baseline("dl19", "raw vector"), " (raw ada-002) | ", f(def.DL19Held.ChunkAUROC), " | ", yesNo(def.DL19Held.ChunkAUROC >= TargetDL19), " |")
-		// Robustness to request size: at every k the default's chunk score
-		// should rank passages at least as well as raw ada-002.
-		var below []string
-		for i, k := range SmallK {
-			if i < len(def.ChunkAUROCAtK) && i < len(r.RawVectorAtK) && def.ChunkAUROCAtK[i] < r.RawVectorAtK[i] {
-				below = append(below, "k = "+itoa(k)+": "+f(def.ChunkAUROCAtK[i])+" against "+f(r.RawVectorAtK[i]))
-			}
-		}
-		rawK := r.findBaseline("dl19", "raw vector")
-		if rawK != nil && def.DL19Held.ChunkAUROC < rawK.Held {
-			below = append(below, "k = "+itoa(K)+": "+f(def.DL19Held.ChunkAUROC)+" against "+f(rawK.Held))
-		}
-		sizes := ""
-		for _, k := range SmallK {
-			sizes += itoa(k) + ", "
-		}
-		w("| DL19, passage, every request size (", sizes, itoa(K), " chunks) | >= raw ada-002 at each | see the table by request size | see the table by request size | ", yesNo(len(below) == 0), " |")
-		if def.DL19Held.ChunkAUROC < TargetDL19 {
-			w()
-			w("**The DL19 passage-level target is not met.** The default's chunk score beats raw ada-002 and raw BM25 held out at ", itoa(K), " chunks, but stays below ", f(TargetDL19), ". Each DL19 half has only ", itoa(dt[0]), "/", itoa(dt[1]), " queries, and the halves disagree by several hundredths on the same signal (raw ada-002: ", r.baselineTune("dl19", "raw vector"), " tune against ", r.baseline("dl19", "raw vector"), " held out), so the gap is within the split's noise; we do not claim the target. Candidates tried on the tune half (reciprocal ranks from each retriever, rank positions, BM25 rank and relative BM25, the gap to the next chunk's vector score, relative and absolute forms and mixtures of them) did not reach it in cross-validation on tune (`bench/eval/PROPOSAL.md`).")
-		}
-		if len(below) > 0 {
-			w()
-			w("**At some request sizes the default ranks passages worse than raw ada-002 held out** (", strings.Join(below, "; "), "). Its `chunk_relevance` was fitted over requests of 5, 10 and 20 chunks and chosen by cross-validation on the tune half, where it beat raw ada-002 at every size; the held-out half favours the raw level more than the tune half does (`bench/eval/PROPOSAL.md`, \"Robust to request size\").")
-		}
-	}
-	w()
-	w("## Single-signal baselines (AUROC)")
-	w()
-	w("These validate the harness against the figures in the data README and are the numbers the default policy must beat.")
-	w()
-	w("| set | level | signal | tune | held-out | all | positives/examples (held-out) |")
-	w("|---|---|---|---|---|---|---|")
-	for _, x := range r.Baselines {
-		w("| ", x.Set, " | ", x.Level, " | ", x.Signal, " | ", f(x.Tune), " | ", f(x.Held), " | ", f(x.All), " | ", itoa(x.PosHeld), "/", itoa(x.NHeld), " |")
-	}
-	w()
-	w("## ClapNQ: answerable vs unanswerable (query level)")
-	w()
-	w("AUROC of `decision.confidence`, the area under the accuracy/coverage curve (AURC; answering at random gives the base rate, ", f(float64(r.Policies[0].ClapHeld.Pos)/float64(max(1, r.Policies[0].ClapHeld.N))), " held out), accuracy when answering the most confident half, and NoMIRACL's rates at each policy's own operating point (its bands).")
-	w()
-	w("| policy | AUROC tune | AUROC held-out | AURC held-out | accuracy @50% coverage | answered | hallucination rate | error rate |")
-	w("|---|---|---|---|---|---|---|---|")
-	for _, p := range r.Policies {
-		h := p.ClapHeld
-		w("| ", p.Name, " | ", f(p.ClapTune.AUROC), " | ", f(h.AUROC), " | ", f(h.AURC), " | ", f(eval.AccuracyAt(h.Curve, 0.5)), " | ", pct(h.Op.Coverage()), " | ", pct(h.Op.HallucinationRate()), " | ", pct(h.Op.ErrorRate()), " |")
-	}
-	w()
-	w("![ClapNQ accuracy/coverage](quality-clapnq.svg)")
-	w()
-	w("## DL19: per-passage score and chunk filter (passage level)")
-	w()
-	w("AUROC of each chunk's `score` against its label, pooled over the held-out queries' passages, and precision/recall of `kept` (the chunk filter) at the policy's own thresholds.")
-	w()
-	w("| policy | chunk AUROC tune | chunk AUROC held-out | kept | precision | recall | F1 |")
-	w("|---|---|---|---|---|---|---|")
-	for _, p := range r.Policies {
-		h := p.DL19Held.ChunkFilter
-		w("| ", p.Name, " | ", f(p.DL19Tune.ChunkAUROC), " | ", f(p.DL19Held.ChunkAUROC), " | ", pct(h.Coverage()), " | ", f(h.Precision()), " | ", f(h.Recall()), " | ", f(h.F1()), " |")
-	}
-	w()
-	w("![DL19 precision of kept passages](quality-dl19.svg)")
-	w()
-	w("### Chunk AUROC by request size (held out)")
-	w()
-	w("Requests of the top 5 and 10 hybrid passages as well as ", itoa(K), ": hosts send 3-10 chunks as often as 20. The default's `chunk_relevance` (version 3) was fitted over requests of 5, 10 and 20 chunks and has no term that depends on how many a request carries (version 2's gap to the request's lowest score did, and ranked passages worse than raw ada-002 at 5). The pooled AUROC at different k is over different passages, so compare rows within a column, not across columns.")
-	w()
-	hdr, sep := "| policy |", "|---|"
-	for _, k := range SmallK {
-		hdr += " k = " + itoa(k) + " |"
-		sep += "---|"
-	}
-	w(hdr, " k = ", itoa(K), " |")
-	w(sep, "---|")
-	for _, p := range r.Policies {
-		row := "| " + p.Name + " |"
-		for _, v := range p.ChunkAUROCAtK {
-			row += " " + f(v) + " |"
-		}
-		w(row, " ", f(p.DL19Held.ChunkAUROC), " |")
-	}
-	row := "| raw ada-002 (single signal) |"
-	for _, v := range r.RawVectorAtK {
-		row += " " + f(v) + " |"
-	}
-	w(row, " ", r.baseline("dl19", "raw vector"), " |")
-	w()
-	w("## DL19: query level")
-	w()
-	pos, n := 0, 0
-	for _, p := range r.Policies[:1] {
-		pos, n = p.DL19Tune.Pos+p.DL19Held.Pos, p.DL19Tune.N+p.DL19Held.N
-	}
-	w("A query is answerable when some passage with grade >= 2 is in its top ", itoa(K), ". That holds for ", itoa(pos), " of ", itoa(n), " queries, so query-level AUROC on DL19 rests on ", itoa(n-pos), " negative(s) and says nothing; it is shown for completeness, not for tuning. The error rate (withheld although the evidence was there) is meaningful.")
-	w()
-	w("| policy | AUROC tune | AUROC held-out | answered (held-out) | hallucination rate | error rate |")
-	w("|---|---|---|---|---|---|")
-	for _, p := range r.Policies {
-		h := p.DL19Held
-		w("| ", p.Name, " | ", f(p.DL19Tune.AUROC), " | ", f(h.AUROC), " | ", pct(h.Op.Coverage()), " | ", pct(h.Op.HallucinationRate()), " | ", pct(h.Op.ErrorRate()), " |")
-	}
-	w()
-	w("## Reading these numbers")
-	w()
-	w("- Held-out halves are small (DL19: ", itoa(dt[1]), " queries): a difference of a few hundredths between policies is within the noise of the split.")
-	w("- n/a means the quantity is undefined on that half (for example, no negative example).")
-	w("- The default's signals, what did not help, and the exact formulas are in `bench/eval/PROPOSAL.md` and `docs/policy.md`.")
-	return b.String()
-}
 
 func (r *Report) policy(name string) *PolicyResult {
 	for i := range r.Policies {

@@ -53,5 +53,18 @@ func Regenerate(root, dataDir, out string, log io.Writer) error {
 		}
 		io.WriteString(log, "wrote "+dst+"\n")
 	}
+	readme := filepath.Join(root, "README.md")
+	old, err := os.ReadFile(readme)
+	if err != nil {
+		return err
+	}
+	updated, ok := rep.SpliceReadme(old)
+	if !ok {
+		return errors.New("README.md has no quality block (" + ReadmeBegin + " ... " + ReadmeEnd + ")")
+	}
+	if err := os.WriteFile(readme, updated, 0o644); err != nil {
+		return err
+	}
+	io.WriteString(log, "wrote the quality block of "+readme+"\n")
 	return nil
 }

@@ -1,5 +1,5 @@
-// Command evalset regenerates docs/quality.md and its plots from the labeled
-// data in ../shared/data, like `ctxgate evalset`. It exits 0 with a message
+// Command evalset (`make quality`) regenerates docs/quality.md, its plots and
+// README.md's quality block from the labeled data in ../shared/data. It exits 0 with a message
 // when the data is absent, so CI without the data skips rather than fails.
 //
 //	go run ./bench/eval/cmd/evalset [-root DIR] [-data DIR] [-out docs/quality.md]
