@@ -355,3 +355,16 @@ func (f fileText) String() string {
 	b, _ := os.ReadFile(string(f))
 	return string(b)
 }
+
+// TestConfigMapPolicyIsDefault keeps deploy/k8s's policy.json the
+// shipped default: a copy that drifts would run an older gate in the pods.
+func TestConfigMapPolicyIsDefault(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "policies", "default.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := manifests(t)["ConfigMap"].Data["policy.json"]
+	if strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
+		t.Errorf("deploy/k8s/configmap.yaml's policy.json is not policies/default.json: copy it (indented four spaces)")
+	}
+}
