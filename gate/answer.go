@@ -2,7 +2,7 @@ package gate
 
 import "strings"
 
-// Answer validation after generation (seed 003): the soft refusal, the tags
+// Answer validation after generation (the support-agent article): the soft refusal, the tags
 // the answer cites, tags it invents, and factual sentences with no tag.
 
 // quotes that may surround a refusal line when a model echoes it quoted.

@@ -15,18 +15,18 @@ const (
 	ReasonRelevanceLow      = "relevance_below_threshold"
 	ReasonRelevanceFallback = "relevance_fallback_all_filtered"
 	// ReasonGateFired: a band chose fallback, so the confidence gate
-	// fired and the answer uses none of the retrieved chunks (seed 000's
-	// `sources: []`); a host that trusts kept must not inject them.
+	// fired and the answer uses none of the retrieved chunks (the confidence-gating
+	// document's `sources: []`); a host that trusts kept must not inject them.
 	ReasonGateFired = "confidence_gate_fired"
 )
 
 // chunkWork is the engine's per-chunk scratch for one decision.
 type chunkWork struct {
 	c                  *Chunk
-	words              int     // tokens in the text (seed 001 word count)
-	chars              int     // runes in the text (seed 002 density)
-	kw001              int     // seed 001 keywords found
-	coverage           float64 // share of seed 002 query terms found in this chunk
+	words              int     // tokens in the text (section quality's word count)
+	chars              int     // runes in the text (sufficiency's density)
+	qualityHits        int     // section-quality keywords found
+	coverage           float64 // share of the coverage terms found in this chunk
 	quality            float64
 	vector, bm25       float64 // clamped inputs
 	bm25Sat            float64 // bm25/(bm25+s), in [0,1]
@@ -41,9 +41,9 @@ type chunkWork struct {
 	evidence         float64
 	fresh, trust     float64
 	hasFresh         bool
-	retrieval        float64 // seed 004 priority score
+	retrieval        float64 // the per-chunk retrieval score (retrievalScore)
 	hasRetrieval     bool
-	ansFound         int     // answer_coverage query terms found in the text
+	answerHits       int     // answer_coverage query terms found in the text
 	answer           float64 // answer_coverage
 	relevance        float64 // chunk_relevance
 	hasRelevance     bool
@@ -59,17 +59,17 @@ type queryTerm struct {
 	// only for a missing aspect's message, not for every term of every
 	// query (an allocation each, garbage by the next decision).
 	name0, name1 int32
-	in001        bool   // a seed 001 keyword (not a 001 stop word)
-	in002        bool   // a seed 002 coverage term (long enough, not a 002 stop word)
-	inAns        bool   // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
+	inQuality    bool   // a section-quality keyword (not a quality stop word)
+	inCoverage   bool   // a coverage term (long enough, not a coverage stop word)
+	inAnswer     bool   // an answer_coverage term (>= 3 runes or CJK, in neither stop list)
 	tail         uint64 // tailBits of its tailKey; 0 unless ASCII
 	last         byte   // its last byte with the top bit set (scanBlocks' z); 0 unless ASCII
 }
 
 type queryInfo struct {
-	terms      []queryTerm
-	n001, n002 int
-	nAns       int
+	terms               []queryTerm
+	nQuality, nCoverage int
+	nAnswer             int
 	// bloom has bit hash>>58 set for every term: most chunk tokens are no
 	// query term, and one test turns them away before the table probe.
 	bloom uint64
@@ -152,7 +152,7 @@ func (e *Engine) analyseQuery(query string) {
 	e.qtext, e.qends = e.qtext[:0], e.qends[:0]
 	e.toks, _ = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
 	q.terms = q.terms[:0]
-	q.n001, q.n002, q.nAns = 0, 0, 0
+	q.nQuality, q.nCoverage, q.nAnswer = 0, 0, 0
 	q.bloom = 0
 	size := 8
 	for size < len(e.toks)*2 {
@@ -179,24 +179,24 @@ func (e *Engine) analyseQuery(query string) {
 			continue
 		}
 		qt := queryTerm{hash: t.hash,
-			in001: !stopSet001.has(t.hash),
-			in002: (t.runes >= minRunes || t.cjk) && !stopSet002.has(t.hash)}
-		qt.inAns = (t.runes >= ansMinRunes || t.cjk) && !stopSet001.has(t.hash) && !stopSet002.has(t.hash)
-		if !qt.in001 && !qt.in002 && !qt.inAns {
+			inQuality:  !qualityStopSet.has(t.hash),
+			inCoverage: (t.runes >= minRunes || t.cjk) && !coverageStopSet.has(t.hash)}
+		qt.inAnswer = (t.runes >= answerMinRunes || t.cjk) && !qualityStopSet.has(t.hash) && !coverageStopSet.has(t.hash)
+		if !qt.inQuality && !qt.inCoverage && !qt.inAnswer {
 			// A stop word of every list counts for no signal. Left out of
 			// the table, the chunks' many "the", "of" and "is" fail the
 			// bloom test instead of probing the table.
 			continue
 		}
 		qt.name0, qt.name1 = int32(end-len(word)), int32(end)
-		if qt.inAns {
-			q.nAns++
+		if qt.inAnswer {
+			q.nAnswer++
 		}
-		if qt.in001 {
-			q.n001++
+		if qt.inQuality {
+			q.nQuality++
 		}
-		if qt.in002 {
-			q.n002++
+		if qt.inCoverage {
+			q.nCoverage++
 		}
 		if !t.cjk && isASCII(word) {
 			qt.tail = tailBits(tailKey(word))
@@ -323,10 +323,10 @@ func (e *Engine) prepare(chunks []Chunk) {
 		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores, logits)
 		var hits termHits
 		w.words, w.chars = q.scanText(c.Text, i+1, &hits)
-		w.kw001, w.ansFound = hits.kw001, hits.ans
+		w.qualityHits, w.answerHits = hits.qualityHits, hits.answerHits
 		w.coverage = 1
-		if q.n002 > 0 {
-			w.coverage = float64(hits.found002) / float64(q.n002)
+		if q.nCoverage > 0 {
+			w.coverage = float64(hits.coverageHits) / float64(q.nCoverage)
 		}
 	}
 }
@@ -643,7 +643,7 @@ func tagName(n int) string {
 
 // orderKey is the first ordering in order_by whose inputs the request has:
 // vector and chunk_relevance need a vector score on some chunk,
-// retrieval_score some score of seed 004's priority list; the others always
+// retrieval_score some score retrievalScore takes; the others always
 // apply. With none, chunks keep input order.
 func (e *Engine) orderKey() string {
 	for _, o := range e.policy.OrderBy {

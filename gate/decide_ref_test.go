@@ -25,14 +25,14 @@ func (q *queryInfo) scanTextRef(s string, stamp int, hits *termHits, scratch *[]
 		}
 		q.seen[j] = stamp
 		q.found[j] = true
-		if q.terms[j].in001 {
-			hits.kw001++
+		if q.terms[j].inQuality {
+			hits.qualityHits++
 		}
-		if q.terms[j].in002 {
-			hits.found002++
+		if q.terms[j].inCoverage {
+			hits.coverageHits++
 		}
-		if q.terms[j].inAns {
-			hits.ans++
+		if q.terms[j].inAnswer {
+			hits.answerHits++
 		}
 	}
 	return len(toks), chars
@@ -87,14 +87,14 @@ func TestScanTextMatchesRef(t *testing.T) {
 		for _, s := range texts {
 			for k := 0; k <= 16; k++ {
 				h := checkScanText(t, e, query, strings.Repeat(" ", k)+s)
-				total.kw001 += h.kw001
-				total.found002 += h.found002
-				total.ans += h.ans
+				total.qualityHits += h.qualityHits
+				total.coverageHits += h.coverageHits
+				total.answerHits += h.answerHits
 			}
 		}
 	}
 	// The cases must exercise the lookups, not only agree on zero.
-	if total.kw001 == 0 || total.found002 == 0 || total.ans == 0 {
+	if total.qualityHits == 0 || total.coverageHits == 0 || total.answerHits == 0 {
 		t.Fatalf("no query term found in any text: %+v", total)
 	}
 }

@@ -589,7 +589,7 @@ func readMessages(p *Policy, top obj) *Error {
 	}
 	at := m.at.key("instructions")
 	if ins.Len() != 4 {
-		return errorf(CodeBadPolicy, at.String(), "must hold exactly 4 instructions (seed 003)")
+		return errorf(CodeBadPolicy, at.String(), "must hold exactly 4 instructions")
 	}
 	list, err := strs(ins, at, CodeBadPolicy)
 	if err != nil {

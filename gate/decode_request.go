@@ -170,7 +170,7 @@ func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool)
 		}
 	}
 
-	// results_per_query: one chunk list per phrasing (seed 001). Ids must be
+	// results_per_query: one chunk list per phrasing (multi-query). Ids must be
 	// unique within a list; the same chunk found by several phrasings is the
 	// point of the merge, so ids may repeat across lists.
 	if a, ok, err := top.arr("results_per_query", false); err != nil {
@@ -340,7 +340,7 @@ func (d *requestDecoder) chunk(c *Chunk, v *jsonx.Value, at path, i int) *Error 
 			return err
 		}
 	}
-	// temperature (seed 002): any finite number; the policy supplies the
+	// temperature (sufficiency's density): any finite number; the policy supplies the
 	// default when absent.
 	if c.Temperature, c.HasTemperature, err = o.num("temperature", false); err != nil {
 		return err
@@ -381,14 +381,14 @@ const vectorSlack = 1e-9
 // scores reads a chunk's scores, recording presence in the Has* flags so a
 // present 0 is never mistaken for a missing score.
 //   - vector is a cosine similarity: in [-1, 1+1e-9]. Negative values clamp
-//     to 0 (a negative cosine means unrelated, and seed 000's original maps
+//     to 0 (a negative cosine means unrelated, and the confidence-gating code maps
 //     distance to similarity as clamp(1-distance, 0, 1)); values just above
 //     1 clamp to 1; anything else (a distance, a percentage) is an error
 //     rather than a silently wrong gate.
 //   - bm25, rrf, boosted, graph and sparse (a learned-sparse retriever's
 //     raw score) are non-negative by construction.
 //   - rerank may be any number: cross-encoders return logits; the logic
-//     normalizes it where a seed needs [0,1].
+//     normalizes it where a signal needs [0,1].
 func scores(s *Scores, o obj) *Error {
 	if err := o.strict(scoreFields); err != nil {
 		return err

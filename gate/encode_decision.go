@@ -72,7 +72,7 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 }
 
 // appendRAGConfidence writes `,"rag_confidence":` and r, keys in the order
-// of seed 004's to_dict(). It is left out of a decision whose policy does
+// of the confidence-scoring scorer's to_dict(). It is left out of a decision whose policy does
 // not report it (so every other decision keeps its bytes).
 func appendRAGConfidence(dst []byte, r *RAGConfidence) []byte {
 	dst = jsonx.AppendKeyFloat(dst, `,"rag_confidence":{"overall_confidence":`, r.OverallConfidence)
@@ -95,7 +95,7 @@ func appendRAGConfidence(dst []byte, r *RAGConfidence) []byte {
 }
 
 // appendChunkOutcome writes id, doc_id, tag, kept, reason, score, then the
-// optional per-seed scores only when set, so a policy that does not compute
+// optional per-signal scores only when set, so a policy that does not compute
 // quality does not report a misleading quality of 0; comma says whether a
 // ',' goes first.
 //

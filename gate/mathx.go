@@ -280,8 +280,8 @@ func snap(x float64) float64 {
 	return math.Round(float64(x*1e9)) / 1e9
 }
 
-// round3 rounds x to 3 decimals as Python's round(x, 3) does (seed 004's
-// to_dict()): the exact binary value of x to the nearest multiple of 0.001,
+// round3 rounds x to 3 decimals as Python's round(x, 3) does (the
+// confidence-scoring scorer's to_dict()): the exact binary value of x to the nearest multiple of 0.001,
 // ties to even, returned as the double nearest that decimal. y = x·1000 is
 // rounded once; only when it lands exactly on a half can the exact product
 // lie on either side, and its error (Dekker's product, + - * only) decides.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The constrained prompt (seed 003): four instructions and a <sources> block
+// The constrained prompt (the support-agent article): four instructions and a <sources> block
 // with one entry per kept chunk in tag order:
 //
 //	[S1] (doc: <doc_id>) <title>
@@ -220,7 +220,7 @@ func formsSourceTag(rest string) bool {
 }
 
 // fill substitutes {question} and {missing} (the first two missing aspects
-// joined by ", ", as seed 002's gateway does) in a message template.
+// joined by ", ", as the sufficient-context gateway does) in a message template.
 func fill(tmpl, question string, missing []string) string {
 	if strings.Contains(tmpl, "{missing}") {
 		n := len(missing)

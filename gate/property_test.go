@@ -147,7 +147,7 @@ func TestPropertyScoresInUnitInterval(t *testing.T) {
 // design.)
 // A tie in a ranking is not enough: RRF breaks ties by input order, so a
 // tied newcomer can lower the old top chunk's fused score a little.
-// It does not hold for rag-confidence: seed 004's gap, spread and diversity
+// It does not hold for rag-confidence: its gap, spread and diversity
 // terms can drop when a second strong chunk arrives, by design.
 func TestPropertyRelevantChunkNeverLowersConfidence(t *testing.T) {
 	r := rand.New(rand.NewSource(2))

@@ -146,9 +146,9 @@ func (e *Engine) features(cfg *AnswerabilityConfig) (paired bool) {
 	for i := range w {
 		c := &w[i]
 		f[featAnswerCoverage] = maxf(f[featAnswerCoverage], c.answer)
-		cov := 1.0 // no term: nothing is missing (seed 002's rule)
-		if e.q.nAns > 0 {
-			cov = float64(c.ansFound) / float64(e.q.nAns)
+		cov := 1.0 // no term: nothing is missing (as in sufficiency coverage)
+		if e.q.nAnswer > 0 {
+			cov = float64(c.answerHits) / float64(e.q.nAnswer)
 		}
 		covSum += cov
 		f[featTermCoverageBest] = maxf(f[featTermCoverageBest], cov)

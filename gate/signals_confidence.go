@@ -2,7 +2,7 @@ package gate
 
 import "strconv"
 
-// retrievalScore is seed 004's per-chunk score: rerank, then boosted, then
+// retrievalScore is the confidence-scoring document's per-chunk score: rerank, then boosted, then
 // rrf, then the vector score, by presence. A present 0.0 is a real score;
 // the original's truthiness chain let it fall through (an accident fixed).
 // With logits set (some rerank score in the request lies outside [0,1], as
@@ -24,7 +24,7 @@ func retrievalScore(s *Scores, logits bool) (float64, bool) {
 	return 0, false
 }
 
-// rawScoreLimit bounds a raw score in seed 004's metrics (raw_scores): no
+// rawScoreLimit bounds a raw score in the retrieval metrics (raw_scores): no
 // retriever scores beyond it, and within it every gap, spread and sum stays
 // finite.
 const rawScoreLimit = 1e9
@@ -39,7 +39,7 @@ func limitRaw(x float64) float64 {
 	return x
 }
 
-// rawRetrievalScore is retrievalScore as seed 004's scorer takes it: the
+// rawRetrievalScore is retrievalScore as the document's scorer takes it: the
 // first present field of rerank, boosted, rrf and vector, as the request
 // gives it (within ±rawScoreLimit), 0 when none is.
 func rawRetrievalScore(s *Scores) float64 {
@@ -56,7 +56,7 @@ func rawRetrievalScore(s *Scores) float64 {
 	return 0
 }
 
-// retrievalMetrics are seed 004's seven metrics (plus reranker impact,
+// retrievalMetrics are the confidence-scoring document's seven metrics (plus reranker impact,
 // reported but not weighted).
 type retrievalMetrics struct {
 	top, gap, spread float64
@@ -71,7 +71,7 @@ type retrievalMetrics struct {
 	overall          float64
 }
 
-// retrievalOverall is seed 004's weighted formula with every term clamped to
+// retrievalOverall is the document's weighted formula with every term clamped to
 // [0,1], as the later version of the original does: the normalization lives
 // here only, so raw scores (a logit's top of 1.5, a gap of 0.6) count as 1.
 func retrievalOverall(top, gap, spread, consensusFrac, agreement float64, graph bool, diversity float64) float64 {
@@ -89,7 +89,7 @@ func retrievalOverall(top, gap, spread, consensusFrac, agreement float64, graph 
 	return clamp01(snap(s))
 }
 
-// The interpretations of seed 004's scorer: its bands by its default
+// The interpretations of the document's scorer: its bands by its default
 // thresholds (>=), flagged for review unless HIGH, and its empty result.
 var scorerBands = [...]struct {
 	min            float64
@@ -104,7 +104,7 @@ var scorerBands = [...]struct {
 
 const scorerNoResults = "NO RESULTS - No relevant chunks found"
 
-// Seed 004 over all chunks. Scores are sorted descending before top and gap
+// The retrieval metrics over all chunks. Scores are sorted descending before top and gap
 // are taken; the original took them in input order, so its gap could be
 // negative (an accident fixed). With raw_scores the metrics take each
 // chunk's score as given (a cross-encoder logit stays a logit) and only the
@@ -233,7 +233,7 @@ func (e *Engine) signalRetrieval() {
 	e.retrievalRecs(&m, docs)
 }
 
-// reportRetrieval fills the decision's rag_confidence object as seed 004's
+// reportRetrieval fills the decision's rag_confidence object as the scorer's
 // to_dict() writes it: rounded to 3 decimals, top score, gap and spread
 // floored at 0 and the others clamped to [0,1], its own band and flag.
 func (e *Engine) reportRetrieval(m *retrievalMetrics) {

@@ -8,14 +8,14 @@ import "math"
 // fitted values. Only + - * /, math.Sqrt and the deterministic sigmoid are
 // used, so a decision is bit-identical natively and in every Wasm build.
 
-// ansMinRunes is the shortest answer_coverage term (seed 002's rule, fixed
+// answerMinRunes is the shortest answer_coverage term (sufficiency coverage's rule, fixed
 // here so the signal does not move with signals.sufficiency.min_term_runes).
-const ansMinRunes = 3
+const answerMinRunes = 3
 
 // signalAnswerCoverage scores every chunk with
 // sigmoid(bias + coverage·cov + sqrt_tokens·sqrt(tokens)), where cov is the
-// share of the query's terms (>= 3 runes, in neither seed 001's nor seed
-// 002's stop list, whole tokens) found in the chunk's text and tokens is the
+// share of the query's terms (>= 3 runes, on neither the quality nor the
+// coverage stop list, whole tokens) found in the chunk's text and tokens is the
 // text's token count. The title is left out: it is on topic for answerable
 // and unanswerable questions alike. The length term says that, at equal
 // coverage, a shorter passage is more likely to answer. The query-level
@@ -33,9 +33,9 @@ func (e *Engine) scoreAnswerCoverage(cfg *AnswerCoverageConfig) float64 {
 	w := e.work
 	best := 0.0
 	for i := range w {
-		cov := 1.0 // no term: seed 002's rule
-		if e.q.nAns > 0 {
-			cov = float64(w[i].ansFound) / float64(e.q.nAns)
+		cov := 1.0 // no term: nothing is missing, as in sufficiency coverage
+		if e.q.nAnswer > 0 {
+			cov = float64(w[i].answerHits) / float64(e.q.nAnswer)
 		}
 		x := cfg.Bias + float64(cfg.Coverage*cov) + float64(cfg.SqrtTokens*math.Sqrt(float64(w[i].words)))
 		w[i].answer = clamp01(snap(sigmoid(x)))
@@ -56,7 +56,7 @@ func (e *Engine) scoreAnswerCoverage(cfg *AnswerCoverageConfig) float64 {
 // dense retriever did not return it, so it sits below the best by a fixed
 // amount, not below the request's worst (which moves with k). Reported
 // only when some chunk has a vector score; then the relevance_min filter
-// applies to the chunks still kept, with seed 001's global fallback (if it
+// applies to the chunks still kept, with the quality filter's global fallback (if it
 // would drop them all, all stay and say so).
 func (e *Engine) signalChunkRelevance() {
 	cfg := e.policy.ChunkRelevance

@@ -41,8 +41,8 @@ func chunkByID(d *Decision, id string) ChunkOutcome {
 func TestAnswerCoverage(t *testing.T) {
 	e := defaultSignalsEngine(t, "")
 	// Query terms: "quantum", "entanglement", "photons". "what", "is", "the"
-	// are stop words; "one" is only on seed 002's list and "describe" only on
-	// seed 001's: both lists apply. "of" is too short.
+	// are stop words; "one" is only on the coverage list and "describe" only on
+	// the quality list: both lists apply. "of" is too short.
 	const q = "What is the one quantum entanglement of photons? Describe"
 	cases := []struct {
 		name, title, text string
@@ -69,7 +69,7 @@ func TestAnswerCoverage(t *testing.T) {
 			t.Errorf("%s: without vector scores the chunk score is answer_coverage: %v vs %v", c.name, s, got)
 		}
 	}
-	// A query with no term at all covers fully (seed 002's rule).
+	// A query with no term at all covers fully (sufficiency coverage's rule).
 	d := mustDecide(t, e, &Request{Query: "what is it", Chunks: []Chunk{{ID: "a", Text: "anything here"}}})
 	if got, _ := sig(d, SigAnswerCoverage); math.Abs(got-answerRef(1, 2)) > 2e-9 {
 		t.Errorf("no query term: %v", got)

@@ -2,7 +2,7 @@ package gate
 
 import "strconv"
 
-// Seed 003: evidence. Reciprocal Rank Fusion fuses the semantic (vector
+// Evidence (the support-agent article). Reciprocal Rank Fusion fuses the semantic (vector
 // scores, or learned-sparse ones in a request without vector scores) and
 // BM25 rankings: fused = sum over lists of 1/(k + rank), ranks 1-based, ties in
 // input order, a chunk absent from a list getting no term from it. RRF alone
@@ -121,7 +121,7 @@ func (e *Engine) signalEvidence(req *Request) {
 	}
 }
 
-// rrf is seed 003's reciprocal rank: 1/(k + rank), rank 1-based.
+// rrf is the reciprocal rank: 1/(k + rank), rank 1-based.
 func rrf(rank int, k float64) float64 { return 1.0 / (k + float64(rank)) }
 
 // freshness decays with age in days: half-life 2^(-age/h), or linear

@@ -1,6 +1,6 @@
 package gate
 
-// Seed 001: multi-query merge. Lists are read in order (original phrasing
+// Multi-query merge (the retrieval-enhancements document). Lists are read in order (original phrasing
 // first). The key is doc_id, else title; a result with neither is skipped.
 // A stored entry is replaced only by a strictly higher vector similarity
 // (absent counts 0). The merged list is stable-sorted by similarity,

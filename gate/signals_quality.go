@@ -1,6 +1,6 @@
 package gate
 
-// Seed 001: section quality. A section under the stub cutoff scores 0; else
+// Section quality (the retrieval-enhancements document). A section under the stub cutoff scores 0; else
 // a length score saturating at 200 words plus a keyword score for the share
 // of the question's keywords (stop words removed) found in the section.
 // Words are our tokens (see tokenize.go), not the original's whitespace
@@ -25,7 +25,7 @@ func (e *Engine) signalQuality() {
 	w := e.work
 	best := 0.0
 	for i := range w {
-		w[i].quality = sectionQuality(w[i].words, w[i].kw001, e.q.n001, p.Quality.StubWords)
+		w[i].quality = sectionQuality(w[i].words, w[i].qualityHits, e.q.nQuality, p.Quality.StubWords)
 		best = maxf(best, w[i].quality)
 	}
 	kept := len(w)

@@ -2,8 +2,8 @@ package gate
 
 import "strconv"
 
-// Seed 002: sufficiency = 0.4·coverage + 0.3·relevance (or the constant 0.15
-// without embeddings) + 0.2·density + 0.1·count, as the seed's code block
+// Sufficiency (the sufficient-context document) = 0.4·coverage + 0.3·relevance (or the constant 0.15
+// without embeddings) + 0.2·density + 0.1·count, as the document's code block
 // computes it. Two accidents are fixed: a query term matches a whole token,
 // not a substring ("art" no longer matches "start"), and missing terms are
 // listed in query order rather than random set order.
@@ -18,18 +18,18 @@ func (e *Engine) signalSufficiency(req *Request) {
 	// 1. Coverage over all chunks, and the best single chunk's coverage.
 	coverage := 1.0
 	best := 0.0
-	if e.q.n002 > 0 {
+	if e.q.nCoverage > 0 {
 		found := 0
 		for t := range e.q.terms {
-			if e.q.terms[t].in002 && e.q.found[t] {
+			if e.q.terms[t].inCoverage && e.q.found[t] {
 				found++
 			}
 		}
-		coverage = float64(found) / float64(e.q.n002)
+		coverage = float64(found) / float64(e.q.nCoverage)
 		listed := 0
 		for t := range e.q.terms {
 			qt := &e.q.terms[t]
-			if qt.in002 && !e.q.found[t] && listed < 3 {
+			if qt.inCoverage && !e.q.found[t] && listed < 3 {
 				b := append(e.msg(), "Query term '"...)
 				b = append(b, e.qtext[qt.name0:qt.name1]...)
 				e.missing = append(e.missing, e.done(append(b, "' not found in context"...)))

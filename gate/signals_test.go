@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Seed 001's score table, row by row.
+// The retrieval-enhancements document's section-quality table, row by row.
 func TestSectionQualityTable(t *testing.T) {
 	rows := []struct {
 		words, matched, keywords int
@@ -31,7 +31,7 @@ func TestSectionQualityTable(t *testing.T) {
 	}
 }
 
-// Seed 001's examples, through the tokenizer and the engine.
+// The section-quality examples, through the tokenizer and the engine.
 func TestSectionQualityExamples(t *testing.T) {
 	e := presetEngine(t, "wikigr")
 	cases := []struct {
@@ -78,7 +78,7 @@ func TestQualityFilterAndGlobalFallback(t *testing.T) {
 	}
 }
 
-// Seed 000: max similarity >= 0.5 injects; below falls back with the exact
+// The confidence gate: max similarity >= 0.5 injects; below falls back with the exact
 // minimal prompt and keeps no chunk (the document's `sources: []`); a chunk
 // without a vector counts 0; no chunks is vector_fallback. Values are
 // snapped to 9 decimals before the threshold compares them, so 0.499999999
@@ -132,7 +132,7 @@ func TestMaxSimilarityGate(t *testing.T) {
 	}
 }
 
-// Seed 001 multi-query merge.
+// Multi-query merge.
 func TestMergeResults(t *testing.T) {
 	c := func(id, doc, title string, v float64) Chunk {
 		return Chunk{ID: id, DocID: doc, Title: title, Scores: vec(v)}
@@ -166,7 +166,7 @@ func TestMergeResults(t *testing.T) {
 	}
 }
 
-// Seed 002: the formula, its bands and its strings.
+// Sufficiency: the formula, its bands and its strings.
 func TestSufficiency(t *testing.T) {
 	e := presetEngine(t, "sufficient-context")
 	long := strings.Repeat("Photosynthesis converts light energy in chloroplasts. ", 25) // > 1000 chars
@@ -216,7 +216,7 @@ func TestSufficiency(t *testing.T) {
 	if len(d.MissingAspects) != 5 || d.MissingAspects[3] != "Retrieved context lacks detailed information" {
 		t.Fatalf("missing order %q", d.MissingAspects)
 	}
-	// No chunks: the seed's early return.
+	// No chunks: the original code's early return.
 	d = mustDecide(t, e, &Request{Query: "anything"})
 	if d.Action != ActionRefuse || d.Confidence != 0 || d.MissingAspects[0] != "No relevant context found" {
 		t.Fatalf("empty: %+v", d)
@@ -241,7 +241,7 @@ func bandFor(p *Policy, v float64) Outcome {
 	return p.Bands[len(p.Bands)-1].Outcome
 }
 
-// Seed 003: RRF formula, 1-based ranks, floors.
+// Evidence: RRF formula, 1-based ranks, floors.
 func TestRRFAndFloors(t *testing.T) {
 	if !near(rrf(1, 60), 1.0/61) || !near(rrf(2, 60), 1.0/62) {
 		t.Fatal("rrf(rank, k=60) = 1/(k+rank)")
@@ -318,7 +318,7 @@ func TestFreshnessAndTrust(t *testing.T) {
 	}
 }
 
-// Seed 004.
+// Retrieval confidence (the confidence-scoring document).
 func TestRetrievalScorePriority(t *testing.T) {
 	cases := []struct {
 		s    Scores
@@ -344,7 +344,8 @@ func TestRetrievalScorePriority(t *testing.T) {
 }
 
 // The document's two worked examples do not follow from its own formula;
-// recomputed from the formula they are about 0.77 and 0.30 (seed-notes).
+// recomputed from the formula they are about 0.77 and 0.30
+// (docs/provenance.md, worked-example-arithmetic).
 func TestRetrievalWorkedExamples(t *testing.T) {
 	hi := retrievalOverall(0.95, 0.12, 0.08, 5.0/6, 0.87, true, 0.17)
 	lo := retrievalOverall(0.62, 0.03, 0.18, 0, 0.32, false, 0.83)
@@ -413,7 +414,7 @@ func TestRetrievalMetrics(t *testing.T) {
 	}
 }
 
-// Raw cross-encoder logits count as seed 004's scorer counts them
+// Raw cross-encoder logits count as the confidence-scoring document's scorer counts them
 // (raw_scores): reranks 1.5 and 1.2 from two documents give 0.775, MEDIUM,
 // where squashing them first (the default policy's report) gives 0.615.
 // The rag_confidence object reports the raw figures, the count and the

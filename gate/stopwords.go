@@ -2,8 +2,9 @@ package gate
 
 // Stop-word lists, stored as token hashes so membership never needs a string.
 
-// stopWords001 is seed 001's list (105 words, from the original WikiGR code).
-var stopWords001 = []string{
+// qualityStopWords leave a query's words out of section quality's keywords:
+// the original WikiGR code's list (105 words).
+var qualityStopWords = []string{
 	"a", "about", "after", "all", "an", "and", "any", "are", "article", "articles", "as", "at",
 	"be", "been", "before", "being", "between", "both", "but", "by", "can", "could", "describe",
 	"did", "do", "does", "each", "either", "explain", "few", "find", "for", "from", "graph", "had",
@@ -15,15 +16,16 @@ var stopWords001 = []string{
 	"who", "whom", "why", "will", "with", "would", "yet", "you", "your",
 }
 
-// stopWords002 is seed 002's coverage list.
-var stopWords002 = []string{
+// coverageStopWords leave a query's words out of sufficiency coverage: the
+// sufficient-context code's list.
+var coverageStopWords = []string{
 	"the", "and", "for", "are", "but", "not", "you", "all", "can", "had", "her", "was", "one",
 	"our", "out", "has", "what", "how", "why", "when", "where", "which", "who",
 }
 
 var (
-	stopSet001 = buildStopSet(stopWords001)
-	stopSet002 = buildStopSet(stopWords002)
+	qualityStopSet  = buildStopSet(qualityStopWords)
+	coverageStopSet = buildStopSet(coverageStopWords)
 )
 
 func buildStopSet(words []string) *hashSet {

@@ -159,7 +159,7 @@ var wordByte = func() (t [256]byte) {
 }()
 
 // tokenize appends the tokens of s to dst and returns them with the number
-// of runes in s (as utf8.RuneCountInString counts them: seed 002's density
+// of runes in s (as utf8.RuneCountInString counts them: sufficiency's density
 // needs it, and this saves a second pass over the text). If text is non-nil,
 // the folded bytes of each token are appended to *text too, with ends
 // recording each token's end offset: the query uses that to name missing
@@ -382,7 +382,7 @@ func hashString(w string) uint64 {
 
 // termHits counts what one chunk text holds of the query (queryInfo.hit).
 type termHits struct {
-	kw001, found002, ans int
+	qualityHits, coverageHits, answerHits int
 }
 
 // scanText is tokenize for a chunk's text fused with the query-term lookups
@@ -540,14 +540,14 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 	q.seen[j] = stamp
 	q.found[j] = true
 	t := &q.terms[j]
-	if t.in001 {
-		hits.kw001++
+	if t.inQuality {
+		hits.qualityHits++
 	}
-	if t.in002 {
-		hits.found002++
+	if t.inCoverage {
+		hits.coverageHits++
 	}
-	if t.inAns {
-		hits.ans++
+	if t.inAnswer {
+		hits.answerHits++
 	}
 	if t.tail != 0 {
 		q.live = q.filter(stamp)

@@ -58,11 +58,11 @@ func TestHashSet(t *testing.T) {
 	if s.has(13) || s.count != 1000 {
 		t.Fatalf("count %d", s.count)
 	}
-	if !stopSet001.has(hashString("the")) || stopSet001.has(hashString("photosynthesis")) {
+	if !qualityStopSet.has(hashString("the")) || qualityStopSet.has(hashString("photosynthesis")) {
 		t.Fatal("stop words")
 	}
-	if len(stopWords001) != 105 {
-		t.Fatalf("seed 001 has 105 stop words, got %d", len(stopWords001))
+	if len(qualityStopWords) != 105 {
+		t.Fatalf("the quality stop list has 105 words, got %d", len(qualityStopWords))
 	}
 }
 

@@ -11,7 +11,7 @@ type Request struct {
 	Query          string    // required, non-empty after trimming
 	Chunks         []Chunk   // the retrieved evidence, in retriever order
 	QueryEmbedding []float64 // optional; enables semantic relevance
-	// ResultsPerQuery holds multi-query retrieval (seed 001): one result list
+	// ResultsPerQuery holds multi-query retrieval: one result list
 	// per phrasing, the original phrasing first. When present and Chunks is
 	// empty, the gate merges them into Chunks.
 	ResultsPerQuery [][]Chunk
@@ -34,9 +34,9 @@ type Chunk struct {
 	HasUpdated bool
 	Trust      float64 // source trust in [0,1]; HasTrust tells whether it was set
 	HasTrust   bool
-	Untrusted  bool      // fenced in the prompt with a warning (seed 003)
+	Untrusted  bool      // fenced in the prompt with a warning
 	Embedding  []float64 // optional; must match len(QueryEmbedding)
-	// Temperature is seed 002's memory "temperature" (defaults to the
+	// Temperature is the sufficient-context document's memory "temperature" (defaults to the
 	// policy's value when absent).
 	Temperature    float64
 	HasTemperature bool
@@ -44,7 +44,7 @@ type Chunk struct {
 
 // Scores are the retriever's numbers for one chunk. Each Has* flag records
 // presence: a present 0.0 is a real score and must never fall through to the
-// next field (seed 004's original truthiness-chain accident).
+// next field (the confidence-scoring code's truthiness-chain accident).
 //
 // Sparse is a learned-sparse retriever's raw score (SPLADE, Elastic ELSER,
 // OpenSearch neural sparse): >= 0 and unbounded, on a scale of its own per
@@ -66,7 +66,7 @@ const (
 	ActionRefuse   Action = "refuse"
 )
 
-// Level is the sufficiency level (seed 002).
+// Level is the sufficiency level.
 type Level string
 
 const (
@@ -75,7 +75,7 @@ const (
 	LevelInsufficient Level = "insufficient"
 )
 
-// Query types as seed 000 names them.
+// Query types as the confidence-gating document names them.
 const (
 	QueryTypeVectorSearch   = "vector_search"
 	QueryTypeGatedFallback  = "confidence_gated_fallback"
@@ -111,7 +111,7 @@ type Signal struct {
 	Value float64
 }
 
-// RAGConfidence is seed 004's retrieval confidence as its scorer's
+// RAGConfidence is the confidence-scoring document's retrieval confidence as its scorer's
 // to_dict() reports it (signals.retrieval.rag_confidence): beside the
 // normalized signals in [0,1] it gives the raw top score, gap and spread
 // (a cross-encoder logit stays a logit when signals.retrieval.raw_scores
@@ -142,9 +142,9 @@ type ChunkOutcome struct {
 	Kept       bool    // kept
 	Reason     string  // reason: why kept or dropped, a stable token
 	Score      float64 // score: the per-chunk confidence used for ordering
-	Quality    float64 // quality (seed 001)
+	Quality    float64 // quality: section quality
 	HasQuality bool
-	Vector     float64 // vector, bm25, fused: seed 003 keeps these separate
+	Vector     float64 // vector, bm25, fused: kept separate, not blended
 	HasVector  bool
 	BM25       float64
 	HasBM25    bool
@@ -152,12 +152,11 @@ type ChunkOutcome struct {
 	HasFused   bool
 }
 
-// Prompt is the constrained prompt (seed 003) or the minimal fallback prompt
-// (seed 000).
+// Prompt is the constrained prompt or the minimal fallback prompt.
 type Prompt struct {
 	Instructions string // instructions: the constraint lines joined by "\n"
 	Sources      string // sources: the complete <sources>...</sources> block
-	// Minimal is the seed 000 fallback prompt, set only for fallback.
+	// Minimal is the fallback prompt, set only for fallback.
 	Minimal string // minimal
 }
 
@@ -167,7 +166,7 @@ type Refusal struct {
 	Message string // message
 }
 
-// GapEvent records a knowledge gap (seed 003): what the knowledge base lacks.
+// GapEvent records a knowledge gap: what the knowledge base lacks.
 type GapEvent struct {
 	Kind           string     // kind: refusal_hard | refusal_soft | low_confidence | thumbs_down
 	Query          string     // query
