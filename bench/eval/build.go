@@ -121,7 +121,7 @@ func (d *TREC) chunkOf(p HybridRank) Chunk {
 // DL19Items builds one request per query from the top k of the hybrid list.
 // Chunks carry scores.vector (ada-002 cosine) and scores.bm25 (raw BM25),
 // each only when that retriever returned the passage, and the passage text.
-// The RRF score is not sent: seed 004 would then prefer it over the vector
+// The RRF score is not sent: the retrieval score would then prefer it over the vector
 // score, and a fused rank score is not a similarity.
 func (d *TREC) DL19Items(k int) []Item {
 	var items []Item

@@ -2,8 +2,8 @@ package eval
 
 import "strings"
 
-// stopList is seed 001's 105 stop words (seed-notes.md) plus the words of
-// seed 002's list that it lacks. The baselines use one list so that their
+// stopList is the section-quality list's 105 stop words plus the words of
+// the coverage list that it lacks. The baselines use one list so that their
 // numbers differ only by the signal, not by the tokenizer.
 const stopList = `a about after all an and any are article articles as at be been before being between both but by
 can could describe did do does each either explain few find for from graph had has have he her him
@@ -22,7 +22,7 @@ var StopWords = func() map[string]bool {
 }()
 
 // Tokens lower-cases s and splits it into runs of letters and digits (ASCII
-// and any non-ASCII rune). Unlike seed 001's whitespace split, punctuation
+// and any non-ASCII rune). Unlike the WikiGR code's whitespace split, punctuation
 // never sticks to a word, so "photosynthesis?" matches "photosynthesis".
 func Tokens(s string) []string {
 	var out []string
@@ -44,7 +44,7 @@ func Tokens(s string) []string {
 }
 
 // QueryTerms are the distinct query tokens of 3 or more bytes that are not
-// stop words, in first-seen order (seed 002's term rule, minus its substring
+// stop words, in first-seen order (sufficiency coverage's term rule, minus its substring
 // accident).
 func QueryTerms(q string) []string {
 	seen := map[string]bool{}
@@ -60,7 +60,7 @@ func QueryTerms(q string) []string {
 }
 
 // Coverage is the fraction of query terms that occur as whole tokens in
-// text. With no query term it is 1 (nothing is missing), as in seed 002.
+// text. With no query term it is 1 (nothing is missing), as in sufficiency coverage.
 func Coverage(terms []string, text string) float64 {
 	if len(terms) == 0 {
 		return 1

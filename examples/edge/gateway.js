@@ -183,7 +183,7 @@ export function systemText(d) {
 const REFUSAL_ID = "ctxgate-refusal";
 
 // refusalCompletion: the Go gateway's chat.completion for a hard refusal,
-// with seed 002's "sufficiency" member. confidenceRaw is the confidence as
+// with the sufficient-context document's "sufficiency" member. confidenceRaw is the confidence as
 // the decision JSON spells it.
 export function refusalCompletion(model, message, d, confidenceRaw) {
   return `{"id":"${REFUSAL_ID}","object":"chat.completion","created":0,"model":${JSON.stringify(model ?? "ctxgate")}` +

@@ -186,7 +186,7 @@ async function forward(request, env, body, headers, check = null, stream = false
   return new Response(answerBody, { status: res.status, headers: out });
 }
 
-// answerCheck validates the upstream's answer (seed 003: soft refusal,
+// answerCheck validates the upstream's answer (the support-agent article: soft refusal,
 // citations) and reports it in headers; it never changes the answer.
 async function answerCheck(check, answerBody, out) {
   let content;

@@ -8,7 +8,7 @@ import (
 // Options control clustering and diagnosis. The zero value is not useful:
 // start from DefaultOptions.
 type Options struct {
-	// Cosine links two queries with embeddings (seed 003: 0.85).
+	// Cosine links two queries with embeddings (0.85, as the support-agent article clusters).
 	Cosine float64
 	// Jaccard links two queries' term sets when at least one has no
 	// embedding (0.6: docs/gaps.md).

@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// Failure modes (seed 003) and the fix each calls for. The rules are in
+// Failure modes (the support-agent article) and the fix each calls for. The rules are in
 // diagnose and in the table in docs/gaps.md; keep the two in step.
 const (
 	ModeSplitChunk     = "split_chunk"
@@ -38,17 +38,17 @@ var modeFix = map[string]struct{ fix, action string }{
 
 // Thresholds are the numbers the diagnosis rules compare against.
 type Thresholds struct {
-	// Floor is the policy's evidence floor (seed 003 RETRIEVAL_MIN_SCORE 0.35).
+	// Floor is the policy's evidence floor (the support-agent article's RETRIEVAL_MIN_SCORE, 0.35).
 	Floor float64 `json:"floor"`
 	// Near is how far below the floor still counts as "almost" (0.10).
 	Near float64 `json:"near"`
-	// LowConfidence is seed 003's LOW_CONFIDENCE_SCORE (0.5).
+	// LowConfidence is the support-agent article's LOW_CONFIDENCE_SCORE (0.5).
 	LowConfidence float64 `json:"low_confidence"`
 	// CoverageLow: query-term coverage below it means the retrieved text does
 	// not talk about the question (0.5).
 	CoverageLow float64 `json:"coverage_low"`
 	// CoverageHigh: coverage at or above it means the retrieved text does
-	// (0.7, seed 002's confidence-factor line).
+	// (0.7, sufficiency's confidence-factor line).
 	CoverageHigh float64 `json:"coverage_high"`
 	// BestChunkLow: the best single chunk's coverage below it means no chunk
 	// holds the answer alone (0.5).
@@ -58,7 +58,7 @@ type Thresholds struct {
 	OverRefusalShare float64 `json:"over_refusal_share"`
 }
 
-// DefaultThresholds follow seed 003's support-agent policy.
+// DefaultThresholds follow the support-agent policy.
 func DefaultThresholds() Thresholds {
 	return Thresholds{Floor: 0.35, Near: 0.10, LowConfidence: 0.5, CoverageLow: 0.5, CoverageHigh: 0.7, BestChunkLow: 0.5, OverRefusalShare: 0.5}
 }
@@ -80,8 +80,8 @@ func (t *Thresholds) validate() error {
 }
 
 // bestScorePriority is where an event's best retrieval score is read from,
-// first present wins: the evidence score seed 003's floor applies to, then
-// seed 000's max similarity, then seed 004's top score, then the recorded top
+// first present wins: the evidence score the support-agent floor applies to, then
+// the confidence gate's max similarity, then the retrieval metrics' top score, then the recorded top
 // chunks. They are all on [0,1].
 var bestScorePriority = []string{"evidence_top", "max_similarity", "top_score"}
 

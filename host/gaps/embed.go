@@ -6,7 +6,7 @@ import (
 )
 
 // The embedding path links two queries when the cosine of their embeddings
-// is at least the threshold (0.85, seed 003). Comparing all pairs is O(n²):
+// is at least the threshold (0.85, the support-agent article's). Comparing all pairs is O(n²):
 // 100k events would be 5·10⁹ dot products. Above exactPairsBelow rows,
 // random-hyperplane LSH (SimHash) proposes candidates and only candidates are
 // compared exactly:

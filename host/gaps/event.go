@@ -1,6 +1,6 @@
 // Package gaps turns knowledge-gap events (refusals, low-confidence answers,
 // thumbs-down) into a ranked backlog of what the knowledge base lacks
-// (seed 003): it clusters events by query similarity, counts them by kind,
+// (the support-agent article): it clusters events by query similarity, counts them by kind,
 // diagnoses each cluster's failure mode, and re-runs past queries against new
 // retrieval results to verify a fix.
 //
@@ -55,7 +55,7 @@ type PolicyRef struct {
 	SHA256  string `json:"sha256"`
 }
 
-// SourceCounts counts a cluster's events by kind (seed 003's sourceCounts).
+// SourceCounts counts a cluster's events by kind (the article's sourceCounts).
 type SourceCounts struct {
 	RefusalHard   int `json:"refusal_hard"`
 	RefusalSoft   int `json:"refusal_soft"`

@@ -19,7 +19,7 @@ import (
 // processed by increasing size, which is what makes probing only earlier sets
 // sufficient.
 //
-// Seed 003 clusters on embeddings when events carry them, so a pair of units
+// The support-agent article clusters on embeddings when events carry them, so a pair of units
 // that both have embeddings is judged by cosine alone and never linked here;
 // the lexical path links pairs where at least one side has no embedding.
 

@@ -110,7 +110,7 @@ func stem(w string) string {
 func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
 
 // stopWords are function words and question scaffolding that say nothing
-// about what is missing from the knowledge base. It is seed 001's list minus
+// about what is missing from the knowledge base. It is the section-quality stop list minus
 // its WikiGR-specific words (article, graph, knowledge, related,
 // relationship: content words in a support backlog), plus contraction
 // fragments and the scaffolding of help-desk questions ("is there a way to",

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Verification (seed 003): after content is added, re-run each cluster's real
+// Verification (the support-agent article): after content is added, re-run each cluster's real
 // past queries against the current corpus and count how many now clear the
 // floor. The retrieval file holds, one per line, a gate request (query and
 // chunks) for past queries, retrieved from the new corpus; lines are matched
@@ -110,7 +110,7 @@ type Judge interface {
 
 // ScoreJudge checks the floor on the retrieval scores directly: a query
 // clears when some chunk's score (rerank, else boosted, else vector: the
-// [0,1] scores seed 004 prefers in that order) is at or over Floor. It is the
+// [0,1] scores the retrieval score prefers in that order) is at or over Floor. It is the
 // seed's own check ("count how many now clear RETRIEVAL_MIN_SCORE") without
 // the rest of the policy; BM25 is unbounded and is not read.
 type ScoreJudge struct{ Floor float64 }

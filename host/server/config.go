@@ -17,7 +17,7 @@ import (
 
 // FileConfig is the YAML configuration file (examples/serve/ctxgate.yaml).
 // Every key is optional; command-line flags override it. The
-// sufficient_context block is seed 002's gateway configuration, mapped onto
+// sufficient_context block is the sufficient-context gateway's configuration, mapped onto
 // the policy by PolicySource.Load (docs/server.md explains the mapping).
 type FileConfig struct {
 	Listen string   `yaml:"listen"`
@@ -66,7 +66,7 @@ type FileLimits struct {
 	LargeConcurrency int   `yaml:"large_concurrency"`
 }
 
-// SufficientContext is seed 002's configuration block. Pointers record
+// SufficientContext is the sufficient-context gateway's configuration block. Pointers record
 // presence: an absent key leaves the policy as it is.
 type SufficientContext struct {
 	// Enabled false: the block is ignored and gateway mode passes chat
@@ -89,7 +89,7 @@ type SufficientContext struct {
 }
 
 // On reports whether the block is present and enabled (enabled defaults to
-// true when the block is present, as in seed 002's example).
+// true when the block is present, as in the sufficient-context document's example).
 func (sc *SufficientContext) On() bool {
 	return sc != nil && (sc.Enabled == nil || *sc.Enabled)
 }

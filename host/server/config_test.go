@@ -53,7 +53,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestSufficientContextMapping runs seed 002's config through the real gate:
+// TestSufficientContextMapping runs the sufficient-context gateway's config through the real gate:
 // decline_insufficient false turns the sufficient-context preset's refusal
 // into a caveat (and no context at all into the fallback prompt); true keeps
 // refusing; thresholds move the band minimums.

@@ -228,7 +228,7 @@ func setDecisionHeaders(h http.Header, d *decisionView, id string) {
 	}
 }
 
-// appendSufficiency writes seed 002 Phase 2's response object:
+// appendSufficiency writes the sufficient-context gateway's response object:
 // {"score": confidence, "level": ..., "factors": [...]}.
 func appendSufficiency(dst []byte, d *decisionView) []byte {
 	dst = append(dst, `{"score":`...)

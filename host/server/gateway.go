@@ -19,7 +19,7 @@ import (
 // (a system message with the constraint instructions and the <sources>
 // block, documents removed), fallback sends the minimal prompt, refuse
 // answers locally without calling the upstream. The upstream's JSON answer
-// gets the answer check (soft refusal, citations) and seed 002's
+// gets the answer check (soft refusal, citations) and the sufficient-context gateway's
 // "sufficiency" object; a stream is relayed as it arrives, headers only.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if s.upstream == nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-// Metric names start from seed 002's (sufficient_context_*), in Prometheus
+// Metric names start from the sufficient-context gateway's (sufficient_context_*), in Prometheus
 // base units; the server's own health is ctxgate_*. docs/server.md lists
 // them and maps the seed's names (score_avg, insufficient_count, ...) onto
 // queries over these.

@@ -25,7 +25,7 @@ type PolicySource struct {
 	// TrustFiles are trust files (ctxgate keygen's PREFIX.pub). When set,
 	// only a bundle signed by these keys is loaded, at start and on reload.
 	TrustFiles []string
-	// SufficientContext overrides parts of the policy (seed 002's config).
+	// SufficientContext overrides parts of the policy (the sufficient-context gateway's config).
 	SufficientContext *SufficientContext
 }
 

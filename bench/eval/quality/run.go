@@ -32,7 +32,7 @@ func ToGate(r *eval.Request) *gate.Request {
 }
 
 // Answered tells whether an action lets the model answer from the sources.
-// Fallback (answer from the model's own knowledge, seed 000) and refuse both
+// Fallback (answer from the model's own knowledge: the confidence gate fired) and refuse both
 // withhold the evidence, so for NoMIRACL's rates they count as "I don't know".
 func Answered(a gate.Action) bool { return a == gate.ActionInject || a == gate.ActionCaveat }
 

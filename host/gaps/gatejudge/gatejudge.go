@@ -46,9 +46,9 @@ type decision struct {
 }
 
 // Judge evaluates the retrieval's request. A query clears when the gate
-// injects or caveats (its evidence reaches the model: for seed 003's policy,
+// injects or caveats (its evidence reaches the model: for the support-agent policy,
 // some chunk is over the floor); it is refused when the gate refuses. A
-// fallback (seed 000's gate firing) is neither. Best is the best per-chunk
+// fallback (the confidence gate firing) is neither. Best is the best per-chunk
 // confidence the gate computed.
 func (j *Judge) Judge(rt *gaps.Retrieval) (gaps.Outcome, error) {
 	var o gaps.Outcome

@@ -8,7 +8,7 @@ import (
 	"github.com/ctxgate/ctxgate/policies"
 )
 
-// Re-running past queries through the real core with seed 003's policy: a
+// Re-running past queries through the real core with the support-agent policy: a
 // query whose new retrieval has a chunk over the 0.35 evidence floor clears,
 // one whose chunks are all under it is still refused (hard refusal), and a
 // bad request is an error naming the field.
