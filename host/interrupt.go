@@ -6,11 +6,11 @@ import "errors"
 //
 // Stopping one needs wazero's termination checks (WithCloseOnContextDone):
 // the compiler then calls into the runtime at every loop header and function
-// entry, which makes the bundled guest 4-8x slower (docs/performance.md,
-// decision 4). Without them Timeout is checked before a run and after it: an
-// expired context never starts the guest, and a run that ends after the
-// deadline returns ErrTimeout (the instance stays), but a run that never ends
-// holds its goroutine and pool slot for ever.
+// entry, which makes the bundled guest 4-8x slower (docs/performance.md).
+// Without them Timeout is checked before a run and after it: an expired
+// context never starts the guest, and a run that ends after the deadline
+// returns ErrTimeout (the instance stays), but a run that never ends holds
+// its goroutine and pool slot for ever.
 type Interrupt int
 
 const (

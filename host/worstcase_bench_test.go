@@ -14,8 +14,7 @@ import (
 // chunk text, 4 KiB query, 4096 dimensions, depth 32, a value budget of a
 // quarter of the request's bytes). They answer "what is the longest a
 // bundled module can run on one call", the question behind running it
-// without termination checks (Options.Interrupt, docs/performance.md
-// decision 4). Run it with a few iterations:
+// without termination checks (Options.Interrupt, docs/performance.md). Run it with a few iterations:
 //
 //	go test ./host -run '^$' -bench WorstCase -benchtime 2x
 //

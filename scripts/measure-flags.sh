@@ -19,18 +19,16 @@
 # each value is passed to the link-time optimizer as
 # -ldflags="-extldflags='-mllvm -inline-threshold=N'", which overrides the
 # size-level thresholds that -opt=z/s put on every function (docs/build.md,
-# "Room for -opt=2"). TinyGo's ThinLTO cache is keyed without -mllvm options,
+# "The TinyGo flags"). TinyGo's ThinLTO cache is keyed without -mllvm options,
 # so a cached object built without the flag would silently come back: every
 # build here runs with a fresh, private cache (the seeded libraries linked in).
 #
 # SPEED=1 then times every module in one interleaved run
 # (go run ./bench/cmd/perf -quick -no-serve, each module as an -extra column:
-# raw call path, no termination checks) and prints that report too. perf
-# calls the subjects in a fixed order, and a module's time depends on what
-# ran just before it (the first -extra column follows the standard-Go module
-# and its caches are cold): the first module is timed again as a last
-# column, "<name>-again", so the report shows that position effect beside
-# the differences between builds (docs/build.md, "Flags after round 2"). Modules
+# raw call path, no termination checks) and prints that report too. The
+# first module is timed again as a last column, "<name>-again", so the
+# report shows the measurement's own noise beside the differences between
+# builds (docs/build.md, "The TinyGo flags"). Modules
 # are written to a temporary directory only, never to host/wasm or dist. perf
 # reads DL19 from ../shared/data beside the checkout; from a worktree elsewhere
 # set CTXGATE_DATA.

@@ -17,7 +17,7 @@ import (
 // call stalls every goroutine in the process, /healthz included. With the
 // checks, compiled code calls into Go at every loop header: the call can be
 // preempted there (the collector proceeds) and is stopped at its deadline.
-// They cost 4-8x on the calls they cover (docs/performance.md, decision 4),
+// They cost 4-8x on the calls they cover (docs/performance.md),
 // so ordinary requests keep the fast pool and only requests over
 // LargeBodyBytes, where the cost of a request can grow long, pay it. The
 // concurrency bound leaves a P free for everything else even when the lane
