@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
 // answerScan is the answer check's walk over the answer (check, answer.go).
@@ -107,13 +109,12 @@ func (sc *answerScan) run() {
 // jsonx.PlainLen, the tests run on each byte's low seven bits, where adding
 // 0x7f never carries into the next byte; bytes >= 0x80 never stop.
 func nextAnswerStop(s string, i int) int {
-	const low7 = 0x7f * lsb
 	for ; i+8 <= len(s); i += 8 {
-		x := load64(s, i)
-		y := x & low7
-		other := ((y ^ '['*lsb) + low7) & ((y ^ '\n'*lsb) + low7) & ((y ^ '.'*lsb) + low7) &
-			((y ^ '!'*lsb) + low7) & ((y ^ '?'*lsb) + low7)
-		if m := ^(other | x) & msb; m != 0 {
+		x := swar.Load64(s, i)
+		y := x & swar.Low7
+		other := ((y ^ '['*swar.Lsb) + swar.Low7) & ((y ^ '\n'*swar.Lsb) + swar.Low7) & ((y ^ '.'*swar.Lsb) + swar.Low7) &
+			((y ^ '!'*swar.Lsb) + swar.Low7) & ((y ^ '?'*swar.Lsb) + swar.Low7)
+		if m := ^(other | x) & swar.Msb; m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
 // Per-chunk reasons (decision chunks[].reason), stable tokens.
@@ -246,10 +248,10 @@ func (q *queryInfo) filter(stamp int) scanFilter {
 		case l2 == 0 || l2 == t.last:
 			l2 = t.last
 		default:
-			f.all = msb
+			f.all = swar.Msb
 		}
 	}
-	f.last1, f.last2 = uint64(l1&0x7F)*lsb, uint64(l2&0x7F)*lsb
+	f.last1, f.last2 = uint64(l1&0x7F)*swar.Lsb, uint64(l2&0x7F)*swar.Lsb
 	return f
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
 // The direct request decoder: one pass over the JSON straight into a
@@ -409,10 +411,10 @@ func (d *directDecoder) field() int {
 			uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
 		// The lowest marked byte is the first '"' (a borrow only marks
 		// bytes above a true one).
-		if q := (x ^ '"'*ones8 - ones8) &^ x & high8; q != 0 {
+		if q := (x ^ '"'*swar.Lsb - swar.Lsb) &^ x & swar.Msb; q != 0 {
 			n = bits.TrailingZeros64(q) >> 3
 			w0 = x & (1<<(8*n) - 1)
-		} else if q := (z ^ '"'*ones8 - ones8) &^ z & high8; q != 0 {
+		} else if q := (z ^ '"'*swar.Lsb - swar.Lsb) &^ z & swar.Msb; q != 0 {
 			n = 8 + bits.TrailingZeros64(q)>>3
 			w0, w1 = x, z&(1<<(8*(n-8))-1)
 		} else {
@@ -561,13 +563,6 @@ func bytesView(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// Word-at-a-time constants (the names differ from tokenize.go's on purpose:
-// the two files change independently).
-const (
-	ones8 = 0x0101010101010101
-	high8 = 0x8080808080808080
-)
-
 // plainByte marks the bytes a JSON string holds as they are: ASCII except
 // control characters, '"' and '\\'.
 var plainByte = func() (t [256]bool) {
@@ -633,8 +628,8 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 			// usual "&^ x" needless). No false negatives; a borrow starts
 			// only at a byte a test is true for, so a false positive is
 			// only ever above a true one.
-			if (((x&^(0x04*ones8))^0x02*ones8-0x21*ones8)|((x|0x62*ones8)^0x7e*ones8-ones8)|(x^'['*ones8-ones8)|x|
-				((z&^(0x04*ones8))^0x02*ones8-0x21*ones8)|((z|0x62*ones8)^0x7e*ones8-ones8)|(z^'['*ones8-ones8)|z)&high8 == 0 {
+			if (((x&^(0x04*swar.Lsb))^0x02*swar.Lsb-0x21*swar.Lsb)|((x|0x62*swar.Lsb)^0x7e*swar.Lsb-swar.Lsb)|(x^'['*swar.Lsb-swar.Lsb)|x|
+				((z&^(0x04*swar.Lsb))^0x02*swar.Lsb-0x21*swar.Lsb)|((z|0x62*swar.Lsb)^0x7e*swar.Lsb-swar.Lsb)|(z^'['*swar.Lsb-swar.Lsb)|z)&swar.Msb == 0 {
 				i += 16
 				continue
 			}
@@ -644,18 +639,18 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 			// >= 0x80 is a stop by its own top bit and never a mark. m
 			// marks the stops, k the bytes the encoder writes otherwise;
 			// only the k before the first stop are in this string for sure.
-			y := x &^ high8
-			m := (x | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
-			k := ^(((y | 0x02*ones8) ^ 0x3e*ones8 + 0x7f*ones8) & ((y ^ '&'*ones8) + 0x7f*ones8) & ((y ^ '['*ones8) + 0x7f*ones8)) &^ x & high8
+			y := x &^ swar.Msb
+			m := (x | ^((y + 0x60*swar.Lsb) & ((y ^ '"'*swar.Lsb) + 0x7f*swar.Lsb) & ((y ^ '\\'*swar.Lsb) + 0x7f*swar.Lsb))) & swar.Msb
+			k := ^(((y | 0x02*swar.Lsb) ^ 0x3e*swar.Lsb + 0x7f*swar.Lsb) & ((y ^ '&'*swar.Lsb) + 0x7f*swar.Lsb) & ((y ^ '['*swar.Lsb) + 0x7f*swar.Lsb)) &^ x & swar.Msb
 			if m != 0 {
 				diff |= k & ((m & -m) - 1)
 				i += bits.TrailingZeros64(m) >> 3
 				goto stop
 			}
 			diff |= k
-			y = z &^ high8
-			m = (z | ^((y + 0x60*ones8) & ((y ^ '"'*ones8) + 0x7f*ones8) & ((y ^ '\\'*ones8) + 0x7f*ones8))) & high8
-			k = ^(((y | 0x02*ones8) ^ 0x3e*ones8 + 0x7f*ones8) & ((y ^ '&'*ones8) + 0x7f*ones8) & ((y ^ '['*ones8) + 0x7f*ones8)) &^ z & high8
+			y = z &^ swar.Msb
+			m = (z | ^((y + 0x60*swar.Lsb) & ((y ^ '"'*swar.Lsb) + 0x7f*swar.Lsb) & ((y ^ '\\'*swar.Lsb) + 0x7f*swar.Lsb))) & swar.Msb
+			k = ^(((y | 0x02*swar.Lsb) ^ 0x3e*swar.Lsb + 0x7f*swar.Lsb) & ((y ^ '&'*swar.Lsb) + 0x7f*swar.Lsb) & ((y ^ '['*swar.Lsb) + 0x7f*swar.Lsb)) &^ z & swar.Msb
 			if m != 0 {
 				diff |= k & ((m & -m) - 1)
 				i += 8 + bits.TrailingZeros64(m)>>3

@@ -3,6 +3,8 @@ package gate
 import (
 	"math/bits"
 	"strings"
+
+	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
 // The constrained prompt (the support-agent article): four instructions and a <sources> block
@@ -150,10 +152,10 @@ func sourceTagEnd(s string, i int) int {
 func promptPlainLen(s string, oneLine bool) int {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := load64(s, i)
-		m := hasByte(x, '<') | hasByte(x, '[')
+		x := swar.Load64(s, i)
+		m := swar.HasByte(x, '<') | swar.HasByte(x, '[')
 		if oneLine {
-			m |= hasByte(x, '\n') | hasByte(x, '\r')
+			m |= swar.HasByte(x, '\n') | swar.HasByte(x, '\r')
 		}
 		if m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
@@ -163,13 +165,6 @@ func promptPlainLen(s string, oneLine bool) int {
 		i++
 	}
 	return i
-}
-
-// hasByte has the high bit set in the lowest byte of x equal to c (and
-// perhaps in later ones: a borrow only runs upwards), 0 when none is.
-func hasByte(x uint64, c byte) uint64 {
-	y := x ^ uint64(c)*lsb
-	return (y - lsb) &^ y & msb
 }
 
 func skipSpace(s string) string {

@@ -1,6 +1,10 @@
 package gate
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/ctxgate/ctxgate/gate/internal/swar"
+)
 
 // retrievalScore is the confidence-scoring document's per-chunk score: rerank, then boosted, then
 // rrf, then the vector score, by presence. A present 0.0 is a real score;
@@ -365,7 +369,7 @@ func hashID(s string) uint64 {
 	h := uint64(hashSeed)
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		h = hashBlock(h, load64(s, i))
+		h = hashBlock(h, swar.Load64(s, i))
 	}
 	var acc uint64
 	for j := len(s) - 1; j >= i; j-- {

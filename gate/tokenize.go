@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
 // Tokens are runs of letters, digits and combining marks of any script,
@@ -125,19 +127,6 @@ func hashRunes(prev, r rune) uint64 {
 	}
 	h, acc, sh = hashRune(h, acc, sh, r)
 	return hashSum(h, acc, sh)
-}
-
-const (
-	lsb  = 0x0101010101010101
-	msb  = 0x8080808080808080
-	low7 = 0x7F7F7F7F7F7F7F7F
-)
-
-// load64 is s[i:i+8] as a little-endian word (one load on amd64 and wasm).
-func load64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // wordByte maps an ASCII byte to itself lower-cased when it is a letter or a
@@ -591,7 +580,7 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 		// block up to its last such byte: coming back sooner, the blocks
 		// would stop at the same byte again, a wasted call per word before
 		// it (English text has a few: curly quotes, degree signs).
-		stop = i + 8 - bits.LeadingZeros64(load64(s, i)&msb)>>3
+		stop = i + 8 - bits.LeadingZeros64(swar.Load64(s, i)&swar.Msb)>>3
 	}
 	if prev>>63 != 0 {
 		// A word is open: back to its start, which the last block's word
@@ -606,7 +595,7 @@ func (q *queryInfo) scanASCII(s string, from, words, stamp int, hits *termHits) 
 // top bit set in each word byte, none before from), so only a word of
 // eight bytes or more is walked back byte by byte.
 func wordStart(s string, from, end int, w uint64) int {
-	start := end - bits.LeadingZeros64(^w&msb)>>3
+	start := end - bits.LeadingZeros64(^w&swar.Msb)>>3
 	if start == end-8 {
 		for start > from && isASCIIWordByte(s[start-1]) {
 			start--
@@ -639,13 +628,13 @@ func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, 
 		// come after): the words are only counted.
 		for i >= 0 && i+16 <= len(s) {
 			blk := s[i : i+16]
-			x1, x2 := load64(blk, 0), load64(blk, 8)
-			if (x1|x2)&msb != 0 {
+			x1, x2 := swar.Load64(blk, 0), swar.Load64(blk, 8)
+			if (x1|x2)&swar.Msb != 0 {
 				break
 			}
-			y1, y2 := x1|0x20*lsb, x2|0x20*lsb
-			m1 := ((y1 + 0x1F*lsb) ^ (y1 + 0x05*lsb) | ((x1 + 0x50*lsb) ^ (x1 + 0x46*lsb))) & msb
-			m2 := ((y2 + 0x1F*lsb) ^ (y2 + 0x05*lsb) | ((x2 + 0x50*lsb) ^ (x2 + 0x46*lsb))) & msb
+			y1, y2 := x1|0x20*swar.Lsb, x2|0x20*swar.Lsb
+			m1 := ((y1 + 0x1F*swar.Lsb) ^ (y1 + 0x05*swar.Lsb) | ((x1 + 0x50*swar.Lsb) ^ (x1 + 0x46*swar.Lsb))) & swar.Msb
+			m2 := ((y2 + 0x1F*swar.Lsb) ^ (y2 + 0x05*swar.Lsb) | ((x2 + 0x50*swar.Lsb) ^ (x2 + 0x46*swar.Lsb))) & swar.Msb
 			ends1 := (m1<<8 | prev>>56&0x80) &^ m1
 			ends2 := (m2<<8 | m1>>56) &^ m2
 			words += bits.OnesCount64(ends1 | ends2>>1)
@@ -655,20 +644,20 @@ func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, 
 	}
 	for i >= 0 && i+16 <= len(s) {
 		blk := s[i : i+16]
-		x1, x2 := load64(blk, 0), load64(blk, 8)
-		if (x1|x2)&msb != 0 {
+		x1, x2 := swar.Load64(blk, 0), swar.Load64(blk, 8)
+		if (x1|x2)&swar.Msb != 0 {
 			break
 		}
-		y1, y2 := x1|0x20*lsb, x2|0x20*lsb
-		m1 := ((y1 + 0x1F*lsb) ^ (y1 + 0x05*lsb) | ((x1 + 0x50*lsb) ^ (x1 + 0x46*lsb))) & msb
-		m2 := ((y2 + 0x1F*lsb) ^ (y2 + 0x05*lsb) | ((x2 + 0x50*lsb) ^ (x2 + 0x46*lsb))) & msb
+		y1, y2 := x1|0x20*swar.Lsb, x2|0x20*swar.Lsb
+		m1 := ((y1 + 0x1F*swar.Lsb) ^ (y1 + 0x05*swar.Lsb) | ((x1 + 0x50*swar.Lsb) ^ (x1 + 0x46*swar.Lsb))) & swar.Msb
+		m2 := ((y2 + 0x1F*swar.Lsb) ^ (y2 + 0x05*swar.Lsb) | ((x2 + 0x50*swar.Lsb) ^ (x2 + 0x46*swar.Lsb))) & swar.Msb
 		z1, z2 := y1|m1, y2|m2
 		ends1 := (m1<<8 | prev>>56&0x80) &^ m1
 		ends2 := (m2<<8 | m1>>56) &^ m2
-		v1 := (z1<<8 | prev>>56) & low7
-		v2 := (z2<<8 | z1>>56) & low7
-		c1 := ends1 & (^(((v1 ^ last1) + low7) & ((v1 ^ last2) + low7)) | all)
-		c2 := ends2 & (^(((v2 ^ last1) + low7) & ((v2 ^ last2) + low7)) | all)
+		v1 := (z1<<8 | prev>>56) & swar.Low7
+		v2 := (z2<<8 | z1>>56) & swar.Low7
+		c1 := ends1 & (^(((v1 ^ last1) + swar.Low7) & ((v1 ^ last2) + swar.Low7)) | all)
+		c2 := ends2 & (^(((v2 ^ last1) + swar.Low7) & ((v2 ^ last2) + swar.Low7)) | all)
 		if c1|c2 != 0 {
 			// tailPassed written out for each block: as a call, it was
 			// a sixth of the scan in the module.
@@ -676,7 +665,7 @@ func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, 
 			for c := c1; c != 0; c &= c - 1 {
 				k := uint(bits.TrailingZeros64(c)) & 56
 				w := prev>>k | z1<<((56-k)&56)<<8
-				key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
+				key := w >> (uint(64-bits.LeadingZeros64(^w&swar.Msb)) & 63)
 				h := key * hashMul
 				if b := uint64(1)<<(h>>58) | uint64(1)<<(h>>52&63); f.tail&b == b {
 					p |= 1 << k
@@ -688,7 +677,7 @@ func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, 
 			for c := c2; c != 0; c &= c - 1 {
 				k := uint(bits.TrailingZeros64(c)) & 56
 				w := z1>>k | z2<<((56-k)&56)<<8
-				key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
+				key := w >> (uint(64-bits.LeadingZeros64(^w&swar.Msb)) & 63)
 				h := key * hashMul
 				if b := uint64(1)<<(h>>58) | uint64(1)<<(h>>52&63); f.tail&b == b {
 					p |= 1 << k
@@ -703,17 +692,17 @@ func scanBlocks(s string, i int, prev uint64, f scanFilter, words int) (i2 int, 
 		i += 16
 	}
 	for i >= 0 && i+8 <= len(s) {
-		x := load64(s, i)
-		if x&msb != 0 {
+		x := swar.Load64(s, i)
+		if x&swar.Msb != 0 {
 			break
 		}
-		y := x | 0x20*lsb
-		m := ((y + 0x1F*lsb) ^ (y + 0x05*lsb) | ((x + 0x50*lsb) ^ (x + 0x46*lsb))) & msb
+		y := x | 0x20*swar.Lsb
+		m := ((y + 0x1F*swar.Lsb) ^ (y + 0x05*swar.Lsb) | ((x + 0x50*swar.Lsb) ^ (x + 0x46*swar.Lsb))) & swar.Msb
 		z := y | m
 		ends := (m<<8 | prev>>56&0x80) &^ m
 		words += bits.OnesCount64(ends)
-		v := (z<<8 | prev>>56) & low7
-		if c := ends & (^(((v ^ last1) + low7) & ((v ^ last2) + low7)) | all); c != 0 {
+		v := (z<<8 | prev>>56) & swar.Low7
+		if c := ends & (^(((v ^ last1) + swar.Low7) & ((v ^ last2) + swar.Low7)) | all); c != 0 {
 			if p := tailPassed(c, prev, z, f.tail); p != 0 {
 				return i + 8, prev, z, p, words
 			}
@@ -733,7 +722,7 @@ func tailPassed(c, prev, z, tail uint64) (passed uint64) {
 		// The eight bytes ending there: the word is the top ones, up
 		// to the last byte without the word bit.
 		w := prev>>k | z<<((56-k)&56)<<8
-		key := w >> (uint(64-bits.LeadingZeros64(^w&msb)) & 63)
+		key := w >> (uint(64-bits.LeadingZeros64(^w&swar.Msb)) & 63)
 		p := key * hashMul
 		if b := uint64(1)<<(p>>58) | uint64(1)<<(p>>52&63); tail&b == b {
 			passed |= 1 << k
@@ -753,7 +742,7 @@ func (q *queryInfo) scanPassed(s string, from, i int, passed, prev, z uint64, st
 		k := uint(bits.TrailingZeros64(passed)) & 56
 		end := i + int(k>>3)
 		w := prev>>k | z<<((56-k)&56)<<8
-		q.test(hashWord(s, wordStart(s, from, end, w), end, w&^msb), stamp, hits)
+		q.test(hashWord(s, wordStart(s, from, end, w), end, w&^swar.Msb), stamp, hits)
 	}
 }
 
@@ -772,7 +761,7 @@ func hashLong(s string, start, end int, win uint64) uint64 {
 	h := uint64(hashSeed)
 	j := start
 	for ; j+8 <= end; j += 8 {
-		h = hashBlock(h, load64(s, j)|0x20*lsb)
+		h = hashBlock(h, swar.Load64(s, j)|0x20*swar.Lsb)
 	}
 	r := uint(end - j)
 	if r == 0 {

@@ -23,7 +23,11 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-10m} # one package's test run inside wazero
 log() { echo "test-tinygo: $*" >&2; }
 
 pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || pkgs=(./internal/abi ./gate/jsonx ./gate/chat ./gate/bundle ./gate)
+if [ ${#pkgs[@]} -eq 0 ]; then
+	# The gate and its leaf packages (every gate/internal package with tests).
+	mapfile -t leaves < <(find gate/internal -name '*_test.go' -printf './%h\n' | sort -u)
+	pkgs=(./internal/abi "${leaves[@]}" ./gate/jsonx ./gate/chat ./gate/bundle ./gate)
+fi
 
 # TinyGo splits the emulator command on spaces.
 case "$ROOT" in *" "*) log "the repository path has a space ($ROOT); TinyGo cannot mount it"; exit 2 ;; esac

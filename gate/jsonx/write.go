@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -135,11 +137,6 @@ func appendEscape(dst []byte, s string, i int) ([]byte, int) {
 	return append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&15]), i + size
 }
 
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
 // PlainLen is the length of the longest prefix of s that AppendString copies
 // unchanged (printable ASCII except '"', '\\', '<', '>', '&') and that holds
 // no byte stop. It tests sixteen bytes at a time: a decision's text is
@@ -149,24 +146,23 @@ func PlainLen(s string, stop byte) int {
 	if stop >= utf8.RuneSelf {
 		stop = '"' // such a byte stops the run anyway; keep st seven bits
 	}
-	st := uint64(stop) * lsb
+	st := uint64(stop) * swar.Lsb
 	i := 0
 	// specialBytes written out twice: TinyGo (-opt=z) does not inline it,
 	// and two calls per sixteen bytes cost more than the tests themselves.
-	const low7 = 0x7f * lsb
 	for ; i+16 <= len(s); i += 16 {
-		x, z := load64(s, i), load64(s, i+8)
-		y, w := x&low7, z&low7
-		a := (^((y + 0x60*lsb) &
-			(((y ^ 0x22*lsb) &^ (0x04 * lsb)) + low7) &
-			(((y ^ 0x3c*lsb) &^ (0x02 * lsb)) + low7) &
-			((y ^ 0x5c*lsb) + low7) &
-			((y ^ st) + low7)) | x) & msb
-		b := (^((w + 0x60*lsb) &
-			(((w ^ 0x22*lsb) &^ (0x04 * lsb)) + low7) &
-			(((w ^ 0x3c*lsb) &^ (0x02 * lsb)) + low7) &
-			((w ^ 0x5c*lsb) + low7) &
-			((w ^ st) + low7)) | z) & msb
+		x, z := swar.Load64(s, i), swar.Load64(s, i+8)
+		y, w := x&swar.Low7, z&swar.Low7
+		a := (^((y + 0x60*swar.Lsb) &
+			(((y ^ 0x22*swar.Lsb) &^ (0x04 * swar.Lsb)) + swar.Low7) &
+			(((y ^ 0x3c*swar.Lsb) &^ (0x02 * swar.Lsb)) + swar.Low7) &
+			((y ^ 0x5c*swar.Lsb) + swar.Low7) &
+			((y ^ st) + swar.Low7)) | x) & swar.Msb
+		b := (^((w + 0x60*swar.Lsb) &
+			(((w ^ 0x22*swar.Lsb) &^ (0x04 * swar.Lsb)) + swar.Low7) &
+			(((w ^ 0x3c*swar.Lsb) &^ (0x02 * swar.Lsb)) + swar.Low7) &
+			((w ^ 0x5c*swar.Lsb) + swar.Low7) &
+			((w ^ st) + swar.Low7)) | z) & swar.Msb
 		if a|b != 0 {
 			if a != 0 {
 				return i + bits.TrailingZeros64(a)>>3
@@ -175,7 +171,7 @@ func PlainLen(s string, stop byte) int {
 		}
 	}
 	for ; i+8 <= len(s); i += 8 {
-		if m := specialBytes(load64(s, i), st); m != 0 {
+		if m := specialBytes(swar.Load64(s, i), st); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -192,21 +188,13 @@ func PlainLen(s string, stop byte) int {
 // when v != 0. Quoted bytes one bit apart share a test: '"' (0x22) and '&'
 // (0x26), '<' (0x3c) and '>' (0x3e).
 func specialBytes(x, st uint64) uint64 {
-	const low7 = 0x7f * lsb
-	y := x & low7
-	plain := (y + 0x60*lsb) &
-		(((y ^ 0x22*lsb) &^ (0x04 * lsb)) + low7) &
-		(((y ^ 0x3c*lsb) &^ (0x02 * lsb)) + low7) &
-		((y ^ 0x5c*lsb) + low7) &
-		((y ^ st) + low7)
-	return (^plain | x) & msb // x: bytes >= 0x80
-}
-
-// load64 is s[i:i+8] as a little-endian word (one load on amd64 and wasm).
-func load64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	y := x & swar.Low7
+	plain := (y + 0x60*swar.Lsb) &
+		(((y ^ 0x22*swar.Lsb) &^ (0x04 * swar.Lsb)) + swar.Low7) &
+		(((y ^ 0x3c*swar.Lsb) &^ (0x02 * swar.Lsb)) + swar.Low7) &
+		((y ^ 0x5c*swar.Lsb) + swar.Low7) &
+		((y ^ st) + swar.Low7)
+	return (^plain | x) & swar.Msb // x: bytes >= 0x80
 }
 
 // Round6 rounds x to 6 decimal places the way every gate output number is
