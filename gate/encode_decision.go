@@ -45,7 +45,7 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 		dst = jsonx.AppendKeyString(dst, `],"prompt":{"instructions":`, p.Instructions)
 		if later.stands(p) {
 			dst = append(dst, `,"sources":`...)
-			dst = appendSources(dst, later.chunks, later.warning, later)
+			dst = appendSources(dst, later.chunks, later.warning, &jsonForm, later)
 		} else {
 			dst = jsonx.AppendKeyString(dst, `,"sources":`, p.Sources)
 		}

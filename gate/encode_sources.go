@@ -9,55 +9,86 @@ import (
 
 // The prompt's <sources> block is escaped twice on its way out: once for the
 // prompt (fence and source tags neutralised, appendEscaped) and once as a
-// JSON string (jsonx.AppendString). appendSourcesJSON does both in one pass
-// over each chunk's text, straight from the chunks, so a decision that is
-// only encoded never builds the block as a string at all. Its bytes are
-// exactly jsonx.AppendString of the block constrainedPrompt builds
-// (TestSourcesJSONMatchesTwoPass, FuzzPrompt).
+// JSON string (jsonx.AppendString). The block's layout is written once,
+// appendSources, in one of two forms: as prompt text (promptForm, Decide's
+// Prompt.Sources) or straight as the JSON string of that text (jsonForm,
+// Evaluate's encoder), which escapes both ways in one pass over each
+// chunk's text, so a decision that is only encoded never builds the block
+// as a string at all. The JSON form's bytes are exactly jsonx.AppendString
+// of the prompt form's (TestSourcesJSONMatchesTwoPass, FuzzPrompt).
+
+// sourcesForm is how the block is spelled: its fixed parts, and whether
+// text is escaped for the prompt only or for the prompt and as JSON.
+type sourcesForm struct {
+	open, close, lineBreak        string
+	untrustedOpen, untrustedClose string
+	json                          bool
+}
+
+var (
+	promptForm = sourcesForm{open: "<sources>\n", close: "</sources>", lineBreak: "\n",
+		untrustedOpen: "<untrusted>\n", untrustedClose: "\n</untrusted>\n"}
+	jsonForm = sourcesForm{open: `"\u003csources\u003e\n`, close: `\u003c/sources\u003e"`, lineBreak: `\n`,
+		untrustedOpen: `\u003cuntrusted\u003e\n`, untrustedClose: `\n\u003c/untrusted\u003e\n`, json: true}
+)
 
 // appendSourcesJSON appends the <sources> block for chunks (kept chunks in
 // tag order, S1 first) as a JSON string, quotes included.
 func appendSourcesJSON(dst []byte, chunks []*Chunk, untrustedWarning string) []byte {
-	return appendSources(dst, chunks, untrustedWarning, nil)
+	return appendSources(dst, chunks, untrustedWarning, &jsonForm, nil)
 }
 
-// appendSources is appendSourcesJSON, copying a trusted chunk's text from
-// the request when l holds the decode that read it as-is (asIsJSON).
-func appendSources(dst []byte, chunks []*Chunk, untrustedWarning string, l *sourcesLater) []byte {
-	dst = append(dst, `"\u003csources\u003e\n`...)
+// appendSources appends the <sources> block for chunks in form f. In the
+// JSON form a trusted chunk's text is copied from the request when l holds
+// the decode that read it as-is (asIsJSON).
+func appendSources(dst []byte, chunks []*Chunk, untrustedWarning string, f *sourcesForm, l *sourcesLater) []byte {
+	dst = append(dst, f.open...)
 	for t, c := range chunks {
 		if t > 0 {
-			dst = append(dst, `\n`...)
+			dst = append(dst, f.lineBreak...)
 		}
 		dst = append(dst, "[S"...)
 		dst = appendInt(dst, t+1)
 		dst = append(dst, ']')
 		if c.DocID != "" {
 			dst = append(dst, " (doc: "...)
-			dst = appendEscapedJSON(dst, c.DocID, true)
+			dst = f.escape(dst, c.DocID, true)
 			dst = append(dst, ')')
 		}
 		if c.Title != "" {
 			dst = append(dst, ' ')
-			dst = appendEscapedJSON(dst, c.Title, true)
+			dst = f.escape(dst, c.Title, true)
 		}
-		dst = append(dst, `\n`...)
+		dst = append(dst, f.lineBreak...)
 		if c.Untrusted {
-			dst = append(dst, `\u003cuntrusted\u003e\n`...)
-			dst = jsonx.AppendStringContent(dst, untrustedWarning)
-			dst = append(dst, `\n`...)
-			dst = appendEscapedJSON(dst, c.Text, false)
-			dst = append(dst, `\n\u003c/untrusted\u003e\n`...)
-		} else {
-			if raw := l.asIsJSON(c.Text); raw != nil {
-				dst = append(dst, raw...)
+			dst = append(dst, f.untrustedOpen...)
+			if f.json {
+				dst = jsonx.AppendStringContent(dst, untrustedWarning)
 			} else {
-				dst = appendEscapedJSON(dst, c.Text, false)
+				dst = append(dst, untrustedWarning...)
 			}
-			dst = append(dst, `\n`...)
+			dst = append(dst, f.lineBreak...)
+			dst = f.escape(dst, c.Text, false)
+			dst = append(dst, f.untrustedClose...)
+			continue
 		}
+		if raw := l.asIsJSON(c.Text); raw != nil && f.json {
+			dst = append(dst, raw...)
+		} else {
+			dst = f.escape(dst, c.Text, false)
+		}
+		dst = append(dst, f.lineBreak...)
 	}
-	return append(dst, `\u003c/sources\u003e"`...)
+	return append(dst, f.close...)
+}
+
+// escape appends s with fence and source tags neutralised (and line breaks
+// as spaces, with oneLine), as JSON string content in the JSON form.
+func (f *sourcesForm) escape(dst []byte, s string, oneLine bool) []byte {
+	if f.json {
+		return appendEscapedJSON(dst, s, oneLine)
+	}
+	return appendEscaped(dst, s, oneLine)
 }
 
 // appendEscapedJSON appends what jsonx.AppendStringContent writes for

@@ -20,45 +20,17 @@ import (
 // chunk can never appear to be another source.
 
 func (e *Engine) constrainedPrompt(order []int) *Prompt {
-	m := &e.policy.Messages
 	instructions := e.q.instr.get(e.policy)
+	p := e.later.hold(e, order, instructions)
 	if e.later.on {
-		return e.later.hold(e, order, instructions)
+		return p
 	}
-	b := e.buf[:0]
-	b = append(b, "<sources>\n"...)
-	for t, i := range order {
-		c := e.work[i].c
-		if t > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, "[S"...)
-		b = appendInt(b, t+1)
-		b = append(b, ']')
-		if c.DocID != "" {
-			b = append(b, " (doc: "...)
-			b = appendEscaped(b, c.DocID, true)
-			b = append(b, ')')
-		}
-		if c.Title != "" {
-			b = append(b, ' ')
-			b = appendEscaped(b, c.Title, true)
-		}
-		b = append(b, '\n')
-		if c.Untrusted {
-			b = append(b, "<untrusted>\n"...)
-			b = append(b, m.UntrustedWarning...)
-			b = append(b, '\n')
-			b = appendEscaped(b, c.Text, false)
-			b = append(b, "\n</untrusted>\n"...)
-		} else {
-			b = appendEscaped(b, c.Text, false)
-			b = append(b, '\n')
-		}
-	}
-	b = append(b, "</sources>"...)
+	l := &e.later
+	b := appendSources(e.buf[:0], l.chunks, l.warning, &promptForm, nil)
 	sources := string(b)
 	e.buf = b[:0]
+	clear(l.chunks)
+	l.chunks, l.prompt = l.chunks[:0], nil
 	return &Prompt{Instructions: instructions, Sources: sources}
 }
 
