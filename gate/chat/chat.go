@@ -86,7 +86,7 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 	if len(docsPath) > 0 {
 		first = docsPath[0]
 	}
-	eachMember(body, c.root.Start, 0, func(k []byte, m, v span) {
+	eachMember(body, c.root.Start, func(k []byte, m, v span) {
 		if first != "" && keyIs(k, first) {
 			r.first, r.firstWhole = v, m
 		}
@@ -118,7 +118,7 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 			return nil, &gate.Error{Code: gate.CodeBadField, Field: ExtensionField, Message: "must be an object in the gate's request shape"}
 		}
 		c.ext = r.ext
-		eachMember(body, c.ext.Start, 0, func(k []byte, _, v span) {
+		eachMember(body, c.ext.Start, func(k []byte, _, v span) {
 			switch {
 			case keyIs(k, "query"):
 				c.extQuery = v
@@ -172,13 +172,13 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 func (c *Chat) findLastUser() {
 	b := c.body
 	i := -1
-	eachElement(b, c.messages.Start, 0, func(m span) {
+	eachElement(b, c.messages.Start, func(m span) {
 		i++
 		if b[m.Start] != '{' {
 			return
 		}
 		var role, content span
-		eachMember(b, m.Start, 0, func(k []byte, _, v span) {
+		eachMember(b, m.Start, func(k []byte, _, v span) {
 			switch {
 			case keyIs(k, "role"):
 				role = v
@@ -198,7 +198,7 @@ func (c *Chat) findLastUser() {
 			c.lastUserText = content
 		case '[':
 			// Multimodal content: the first text part is the question.
-			eachElement(b, content.Start, 0, func(part span) {
+			eachElement(b, content.Start, func(part span) {
 				if c.lastUserText.ok() || b[part.Start] != '{' {
 					return
 				}

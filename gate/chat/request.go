@@ -20,7 +20,7 @@ func (c *Chat) GateRequest(dst []byte) []byte {
 		n++
 	}
 	if c.ext.ok() {
-		eachMember(b, c.ext.Start, 0, func(_ []byte, m, _ span) {
+		eachMember(b, c.ext.Start, func(_ []byte, m, _ span) {
 			sep()
 			dst = append(dst, b[m.Start:m.End]...)
 		})

@@ -71,7 +71,7 @@ func (c *Chat) Rewrite(dst []byte, systemText, userText string, replaceUser bool
 	start := len(dst)
 	dst = append(dst, '{')
 	n := 0
-	eachMember(b, c.root.Start, 0, func(k []byte, m, v span) {
+	eachMember(b, c.root.Start, func(k []byte, m, v span) {
 		if keyIs(k, ExtensionField) || (c.documentsMember.ok() && m == c.documentsMember) {
 			return
 		}
@@ -85,7 +85,7 @@ func (c *Chat) Rewrite(dst []byte, systemText, userText string, replaceUser bool
 		}
 		dst = append(dst, `"messages":[`...)
 		i := 0
-		eachElement(b, v.Start, 0, func(e span) {
+		eachElement(b, v.Start, func(e span) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -122,7 +122,7 @@ func (c *Chat) appendUserWithContent(dst []byte, e span, text string) []byte {
 	b := c.body
 	dst = append(dst, '{')
 	n := 0
-	eachMember(b, e.Start, 0, func(k []byte, m, _ span) {
+	eachMember(b, e.Start, func(k []byte, m, _ span) {
 		if keyIs(k, "content") {
 			return
 		}
@@ -158,7 +158,7 @@ func removeNested(b []byte, keys []string) []byte {
 	out = append(out, b[:parent.Start]...)
 	out = append(out, '{')
 	n := 0
-	eachMember(b, parent.Start, 0, func(k []byte, m, _ span) {
+	eachMember(b, parent.Start, func(k []byte, m, _ span) {
 		if keyIs(k, last) {
 			return
 		}
