@@ -5,9 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
+	"github.com/ctxgate/ctxgate/internal/testgolden"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -21,61 +21,56 @@ const goldenRoot = "../testdata"
 // testdata/decisions/<policy>/<case>.json (exact bytes, no trailing newline:
 // every host's parity test compares against the same files).
 func TestGolden(t *testing.T) {
-	dirs, err := os.ReadDir(filepath.Join(goldenRoot, "requests"))
+	cases, err := testgolden.Load(goldenRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
 	actions := map[Action]bool{}
 	seenPolicies := map[string]bool{}
+	engines := map[string]*Engine{}
 	total := 0
-	for _, dir := range dirs {
-		if !dir.IsDir() {
-			continue
-		}
-		name := dir.Name()
-		pj, ok := policies.Get(name)
+	for _, c := range cases {
+		e, ok := engines[c.Policy]
 		if !ok {
-			t.Errorf("requests/%s: no preset policy %s", name, name)
-			continue
-		}
-		e, err := NewEngine(pj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", name, "*.json"))
-		sort.Strings(files)
-		for _, f := range files {
-			req, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := e.Evaluate(req)
-			if err != nil {
-				got = AppendError(nil, err)
-			}
-			out := filepath.Join(goldenRoot, "decisions", name, filepath.Base(f))
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(out, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(out)
-			if err != nil {
-				t.Errorf("%s: %v (run go test ./gate -run TestGolden -update)", out, err)
+			pj, found := policies.Get(c.Policy)
+			if !found {
+				t.Errorf("requests/%s: no preset policy %s", c.Policy, c.Policy)
 				continue
 			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s/%s: decision differs from golden\n got: %s\nwant: %s", name, filepath.Base(f), got, want)
+			if e, err = NewEngine(pj); err != nil {
+				t.Fatal(err)
 			}
-			if d, err := decideJSON(e, req); err == nil {
-				actions[d.Action] = true
-			}
-			seenPolicies[name] = true
-			total++
+			engines[c.Policy] = e
 		}
+		if e == nil {
+			continue
+		}
+		got, err := e.Evaluate(c.Request)
+		if err != nil {
+			got = AppendError(nil, err)
+		}
+		want := c.Decision
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(c.DecisionPath), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(c.DecisionPath, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want = got
+		}
+		if want == nil {
+			t.Errorf("%s: no golden decision (run go test ./gate -run TestGolden -update)", c.DecisionPath)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s/%s: decision differs from golden\n got: %s\nwant: %s", c.Policy, c.Name, got, want)
+		}
+		if d, err := decideJSON(e, c.Request); err == nil {
+			actions[d.Action] = true
+		}
+		seenPolicies[c.Policy] = true
+		total++
 	}
 	if total < 20 {
 		t.Errorf("only %d golden pairs, want >= 20", total)

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/ctxgate/ctxgate/internal/testenv"
+	"github.com/ctxgate/ctxgate/internal/testgolden"
 )
 
 // goldenCase is one testdata/requests/<policy>/<case>.json with its expected
@@ -20,34 +20,22 @@ type goldenCase struct {
 	request, decision []byte
 }
 
-// goldenCases reads every golden request and decision, grouped by policy in
-// a fixed order.
+// goldenCases reads every golden request and decision (internal/testgolden),
+// grouped by policy in a fixed order.
 func goldenCases(t *testing.T) (map[string][]goldenCase, []string) {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*", "*.json"))
+	cases, err := testgolden.Load(filepath.Join("..", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(paths)
 	byPolicy := map[string][]goldenCase{}
-	var policies []string
-	for _, p := range paths {
-		policy := filepath.Base(filepath.Dir(p))
-		name := strings.TrimSuffix(filepath.Base(p), ".json")
-		req, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range cases {
+		if c.Decision == nil {
+			t.Fatalf("%s/%s has no golden decision (go test ./gate -run TestGolden -update)", c.Policy, c.Name)
 		}
-		dec, err := os.ReadFile(filepath.Join("..", "testdata", "decisions", policy, name+".json"))
-		if err != nil {
-			t.Fatalf("%s/%s has no golden decision (go test ./gate -run TestGolden -update): %v", policy, name, err)
-		}
-		if _, seen := byPolicy[policy]; !seen {
-			policies = append(policies, policy)
-		}
-		byPolicy[policy] = append(byPolicy[policy], goldenCase{policy, name, req, dec})
+		byPolicy[c.Policy] = append(byPolicy[c.Policy], goldenCase{c.Policy, c.Name, c.Request, c.Decision})
 	}
-	return byPolicy, policies
+	return byPolicy, testgolden.Policies(cases)
 }
 
 // Every golden request gives byte-identical decisions natively, through the

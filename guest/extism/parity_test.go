@@ -6,14 +6,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/ctxgate/ctxgate/guest/extism/plugin"
 	"github.com/ctxgate/ctxgate/internal/abi"
+	"github.com/ctxgate/ctxgate/internal/testgolden"
 	"github.com/ctxgate/ctxgate/policies"
 	extism "github.com/extism/go-sdk"
 )
@@ -86,25 +85,16 @@ type golden struct {
 	request, decision []byte
 }
 
-// goldenRequests walks testdata/requests/<policy>/<case>.json (the contract
-// in docs/architecture.md); decisions live beside them in testdata/decisions.
+// goldenRequests are the golden cases (internal/testgolden); a case
+// without its decision file yet has a nil decision.
 func goldenRequests(t *testing.T) []golden {
-	root := filepath.Join("..", "..", "testdata")
-	paths, _ := filepath.Glob(filepath.Join(root, "requests", "*", "*.json"))
-	sort.Strings(paths)
+	cases, err := testgolden.Load(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []golden
-	for _, p := range paths {
-		req, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pol := filepath.Base(filepath.Dir(p))
-		name := pol + "/" + strings.TrimSuffix(filepath.Base(p), ".json")
-		dec, err := os.ReadFile(filepath.Join(root, "decisions", pol, filepath.Base(p)))
-		if err != nil {
-			dec = nil
-		}
-		out = append(out, golden{name, pol, req, dec})
+	for _, c := range cases {
+		out = append(out, golden{c.Policy + "/" + c.Name, c.Policy, c.Request, c.Decision})
 	}
 	if len(out) == 0 {
 		t.Log("no golden requests in testdata/requests yet; generated requests only")

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/internal/testenv"
+	"github.com/ctxgate/ctxgate/internal/testgolden"
 	"github.com/ctxgate/ctxgate/internal/testmodules"
 	"github.com/ctxgate/ctxgate/policies"
 )
@@ -24,19 +25,22 @@ import (
 // modules, and requires the golden decision byte for byte: the server adds
 // headers, never bytes.
 func TestGateGolden(t *testing.T) {
+	cases, err := testgolden.Load(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range []host.Module{host.ModuleTinyGo, host.ModuleGo} {
 		for _, name := range policies.Names() {
 			t.Run(m.String()+"/"+name, func(t *testing.T) {
-				reqs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "requests", name, "*.json"))
+				reqs := testgolden.Of(cases, name)
 				if len(reqs) == 0 {
 					testenv.Missing(t, "no golden requests for "+name)
 				}
 				s := start(t, Options{Module: m, Policy: PolicySource{Path: name}})
-				for _, p := range reqs {
-					body, _ := os.ReadFile(p)
-					want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "decisions", name, filepath.Base(p)))
-					if err != nil {
-						t.Fatal(err)
+				for _, c := range reqs {
+					body, want, p := c.Request, c.Decision, c.RequestPath
+					if want == nil {
+						t.Fatalf("%s: no golden decision", p)
 					}
 					r := post(t, s.url+"/v1/gate", body)
 					if r.status != 200 || !bytes.Equal(r.body, bytes.TrimSpace(want)) {

@@ -3,13 +3,13 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/internal/testgolden"
 )
 
 // The readers before walk.go, kept as the reference the fast readers are
@@ -132,15 +132,17 @@ func eachTopMemberRef(b []byte, fn func(key, val []byte)) bool {
 
 // walkSamples are the golden requests and decisions, and awkward shapes.
 func walkSamples(t testing.TB) [][]byte {
+	cases, err := testgolden.Load(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out [][]byte
-	for _, dir := range []string{"requests", "decisions"} {
-		paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, "*", "*.json"))
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, b)
+	for _, c := range cases {
+		out = append(out, c.Request)
+	}
+	for _, c := range cases {
+		if c.Decision != nil {
+			out = append(out, c.Decision)
 		}
 	}
 	if len(out) == 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/internal/testenv"
+	"github.com/ctxgate/ctxgate/internal/testgolden"
 )
 
 // TestRequestQuery: the fast walk agrees with the full parse on every golden
@@ -58,12 +59,18 @@ func eachTopMemberValid(b []byte) (int, bool) {
 // TestReadDecision: the member walk reads every golden decision as the full
 // parser does.
 func TestReadDecision(t *testing.T) {
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "decisions", "*", "*.json"))
-	if len(paths) == 0 {
+	cases, err := testgolden.Load(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
 		testenv.Missing(t, "no golden decisions in testdata/decisions")
 	}
-	for _, p := range paths {
-		b, _ := os.ReadFile(p)
+	for _, c := range cases {
+		b, p := c.Decision, c.DecisionPath
+		if b == nil {
+			t.Fatalf("%s: missing (go test ./gate -run TestGolden -update)", p)
+		}
 		d, err := readDecision(bytes.TrimSpace(b), true)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
