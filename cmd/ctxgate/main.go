@@ -314,16 +314,3 @@ func fail(stderr io.Writer, cmd string, err error) int {
 	io.WriteString(stderr, "ctxgate "+cmd+": "+msg+"\n")
 	return code
 }
-
-// parseFlags parses a subcommand's flags; -h prints them and exits 0, any
-// other problem exits 2. done is true when the caller should return code.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, done bool) {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, true
-		}
-		return exitUsage, true
-	}
-	return 0, false
-}
