@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,7 +11,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -121,7 +119,7 @@ type gateFlags struct {
 }
 
 func (f *gateFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.policy, "policy", "", "policy JSON `FILE`, or a preset name ("+strings.Join(policies.Names(), ", ")+"); default: the built-in default")
+	fs.StringVar(&f.policy, "policy", "", "policy JSON `FILE` or signed bundle, or a preset NAME ("+strings.Join(policies.Names(), ", ")+"; ctxgate policies); default: the built-in default")
 	fs.BoolVar(&f.native, "native", false, "run the core natively instead of in Wasm (for comparison)")
 	fs.StringVar(&f.module, "module", "tinygo", "embedded module: tinygo or go")
 	fs.StringVar(&f.wasm, "wasm", "", "run this module `FILE` instead of an embedded one")
@@ -254,23 +252,12 @@ func (f *gateFlags) logGap(out []byte) error {
 	return err
 }
 
-// loadPolicy reads --policy: a file, else a preset of that name.
+// loadPolicy reads --policy (readPolicyArg); "" is the built-in default.
 func (f *gateFlags) loadPolicy() ([]byte, error) {
 	if f.policy == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(f.policy)
-	if err == nil {
-		if len(bytes.TrimSpace(b)) == 0 {
-			// Never the built-in default in place of a file.
-			return nil, errors.New("policy " + quote(f.policy) + " is empty")
-		}
-		return b, nil
-	}
-	if p, ok := policies.Get(f.policy); ok && errors.Is(err, fs.ErrNotExist) {
-		return p, nil
-	}
-	return nil, err
+	return readPolicyArg(f.policy)
 }
 
 // usageError marks an error as the command line's fault (exit 2).

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host/signing"
@@ -75,7 +76,8 @@ func (ps *PolicySource) Load() (*loaded, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			p, ok := policies.Get(ps.Path)
 			if !ok {
-				return nil, errors.New("policy " + strconv.Quote(ps.Path) + ": no such file, and not a preset name")
+				return nil, errors.New("policy " + strconv.Quote(ps.Path) + ": no such file, and not a preset name (presets: " +
+					strings.Join(policies.Names(), ", ") + "; ctxgate policies describes them)")
 			}
 			l.policy, l.source = p, "preset "+ps.Path
 		default:
