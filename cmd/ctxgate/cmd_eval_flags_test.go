@@ -114,8 +114,9 @@ func TestEvalReceipt(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("eval: exit %d %s", code, errs)
 			}
+			// The receipt covers the bytes eval wrote, newline included.
 			decision := p(mode + ".decision.json")
-			os.WriteFile(decision, []byte(strings.TrimSuffix(out, "\n")), 0o644)
+			os.WriteFile(decision, []byte(out), 0o644)
 			if code, vout, verrs := ctl(t, "verify-receipt", "--trust", p("k.pub"), "--request", p("request.json"),
 				"--decision", decision, receipt); code != exitOK || strings.Count(vout, "(matches)") != 2 {
 				t.Fatalf("verify-receipt: exit %d %s %s", code, vout, verrs)

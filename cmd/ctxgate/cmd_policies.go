@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/policies"
@@ -95,11 +94,7 @@ func firstSentence(s string, n int) string {
 	if i := strings.Index(s, ". "); i >= 0 {
 		s = s[:i+1]
 	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)[:n-3]
-	return strings.TrimRight(string(r), " ,;:") + "..."
+	return clip(s, n)
 }
 
 // readPolicyArg reads a --policy value: the file at that path when there is

@@ -25,12 +25,23 @@ import (
 	"github.com/ctxgate/ctxgate/policies"
 )
 
-// Exit codes every subcommand uses.
+// Exit codes every subcommand uses (exitCodesHelp says them to users).
 const (
-	exitOK    = 0
-	exitFail  = 1 // the work failed: bad input (a gate error), a fault, I/O
-	exitUsage = 2 // the command line was wrong
+	exitOK      = 0
+	exitFail    = 1 // the work failed: bad input (a gate error), a fault, I/O
+	exitUsage   = 2 // the command line was wrong
+	exitVerdict = 3 // the result is one --fail-on names (eval, validate)
 )
+
+const exitCodesHelp = `exit codes:
+  0  success
+  1  failure: bad input (the gate's error), a policy that does not load or
+     verify, a signature or receipt that does not verify, I/O
+  2  bad command line
+  3  the result is one --fail-on names: eval's action (--fail-on
+     refuse,fallback), or an answer validate fails (by default a soft
+     refusal or an unknown citation)
+`
 
 // command is one subcommand. run gets the arguments after the subcommand
 // name and returns the exit code; it never calls os.Exit, so tests run it
@@ -90,7 +101,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		b.WriteString("  " + n + strings.Repeat(" ", width-len(n)) + "  " + commands[n].help + "\n")
 	}
-	b.WriteString("\nRun ctxgate <command> -h for a command's flags.\n")
+	b.WriteString("\nFlags may come before or after arguments. Run ctxgate <command> -h for a\ncommand's flags.\n\n" + exitCodesHelp)
 	io.WriteString(w, b.String())
 }
 
