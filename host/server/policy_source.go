@@ -26,6 +26,9 @@ type PolicySource struct {
 	// TrustFiles are trust files (ctxgate keygen's PREFIX.pub). When set,
 	// only a bundle signed by these keys is loaded, at start and on reload.
 	TrustFiles []string
+	// TrustMode is the signatures a bundle needs (host.Options.TrustMode):
+	// hybrid by default; Ed25519Only or MLDSA65Only for single-scheme keys.
+	TrustMode bundle.Mode
 	// SufficientContext overrides parts of the policy (seed 002's config).
 	SufficientContext *SufficientContext
 }

@@ -17,8 +17,13 @@ const (
 	// signed).
 	ConfigKeyPolicy = "policy"
 	// ConfigKeyTrust holds the trusted public keys (bundle.ParseTrust). When
-	// set, only a bundle they sign (hybrid: Ed25519 and ML-DSA-65) is loaded.
+	// set, only a bundle they sign is loaded, with the signatures
+	// ConfigKeyTrustMode requires.
 	ConfigKeyTrust = "trust_keys"
+	// ConfigKeyTrustMode is the signatures a bundle needs: "hybrid" (the
+	// default: Ed25519 and ML-DSA-65), "ed25519" or "ml-dsa-65"
+	// (bundle.ParseMode). Set without ConfigKeyTrust, it is an error.
+	ConfigKeyTrustMode = "trust_mode"
 )
 
 // Plugin holds the one engine a module instance evaluates with. An Extism
@@ -57,7 +62,8 @@ func (p *Plugin) Engine() (*gate.Engine, error) {
 func (p *Plugin) build() (*gate.Engine, error) {
 	policy, _ := p.lookup(ConfigKeyPolicy)
 	trust, _ := p.lookup(ConfigKeyTrust)
-	policy, err := bundle.Resolve(policy, trust, ConfigKeyPolicy, ConfigKeyTrust)
+	mode, _ := p.lookup(ConfigKeyTrustMode)
+	policy, err := bundle.Resolve(policy, trust, string(mode), ConfigKeyPolicy, ConfigKeyTrust, ConfigKeyTrustMode)
 	if err != nil {
 		return nil, err
 	}
