@@ -110,6 +110,9 @@ func (c gateCall) run(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}
+	if err := gf.check(); err != nil {
+		return fail(stderr, c.name, err)
+	}
 	input, err := readInput(fs.Arg(0), stdin, host.DefaultMaxInputBytes)
 	if err != nil {
 		return fail(stderr, c.name, err)

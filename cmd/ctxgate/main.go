@@ -125,6 +125,7 @@ type gateFlags struct {
 	maxPages uint
 	cacheDir string
 	trust    signFileList // --trust: load only policies these keys sign
+	trustMod string       // --trust-mode: the signatures a bundle needs
 	minVer   string       // --min-version: refuse an older policy
 	gapLog   string       // --gap-log: append gap events here (JSONL)
 }
@@ -138,6 +139,7 @@ func (f *gateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&f.maxPages, "max-pages", 1024, "memory cap per Wasm memory, in 64 KiB pages")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compiled-module cache `DIR` (\"\": compile every run)")
 	fs.Var(&f.trust, "trust", "trust `FILE` of public keys (repeatable, for rotation): the policy must be a bundle they sign")
+	fs.StringVar(&f.trustMod, "trust-mode", "", trustModeHelp)
 	fs.StringVar(&f.minVer, "min-version", "", "refuse a policy whose version sorts before `V` (as verify --min-version)")
 	fs.StringVar(&f.gapLog, "gap-log", "", "append the knowledge-gap event, if any, to this JSONL `FILE` (read by ctxgate gaps)")
 }
@@ -152,11 +154,22 @@ func defaultCacheDir() string {
 	return filepath.Join(d, "ctxgate", "wazero")
 }
 
+// check reports flag combinations that cannot work, before any input is
+// read.
+func (f *gateFlags) check() error {
+	_, err := parseTrustMode(f.trustMod, len(f.trust) > 0)
+	return err
+}
+
 // open builds the evaluator the flags ask for. A usage problem (unknown
 // module) is reported as such, so the caller can exit 2.
 func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 	if f.policy == "" && len(f.trust) > 0 {
 		return nil, errors.New("--trust is set but --policy is not: a signed bundle is required (the built-in default is not signed)")
+	}
+	mode, err := parseTrustMode(f.trustMod, len(f.trust) > 0)
+	if err != nil {
+		return nil, err
 	}
 	policy, err := f.loadPolicy()
 	if err != nil {
@@ -172,11 +185,11 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 	if f.native {
 		// The Wasm path verifies inside the sandbox; natively the same
 		// rules run here, so --native refuses what the module refuses.
-		if ev, err = host.NewNativeTrusted(policy, marshalTrust(trust)); err != nil {
+		if ev, err = host.NewNativeTrusted(policy, marshalTrust(trust), mode); err != nil {
 			return nil, err
 		}
 	} else {
-		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
+		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
 		if f.wasm != "" {
 			if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
 				return nil, err
@@ -218,6 +231,21 @@ func (f *gateFlags) checkVersion(ctx context.Context, ev host.Evaluator) error {
 		return errors.New("policy version " + d.Policy.Version + " is older than --min-version " + f.minVer + " (replay of an older policy?)")
 	}
 	return nil
+}
+
+const trustModeHelp = "signatures a signed policy needs: hybrid (Ed25519 and ML-DSA-65; the default), ed25519 or ml-dsa-65 (alias ml-dsa), for single-scheme keys; needs --trust"
+
+// parseTrustMode reads --trust-mode. A mode without --trust is a usage
+// error: the user believes signatures are checked when nothing is.
+func parseTrustMode(v string, haveTrust bool) (bundle.Mode, error) {
+	m, err := bundle.ParseMode(v)
+	if err != nil {
+		return m, usageError{errors.New("--trust-mode: unknown mode " + quote(v) + " (want hybrid, ed25519 or ml-dsa-65)")}
+	}
+	if v != "" && !haveTrust {
+		return m, usageError{errors.New("--trust-mode needs --trust: without trust keys nothing is verified")}
+	}
+	return m, nil
 }
 
 func marshalTrust(keys []bundle.PublicKey) []byte {
