@@ -57,7 +57,7 @@ func TestFlagsAfterFile(t *testing.T) {
 	dir := t.TempDir()
 	req := filepath.Join(dir, "req.json")
 	os.WriteFile(req, []byte(goodRequest), 0o644)
-	code, out, errs := cli(t, "", "eval", req, "--policy", "wikigr", "--native")
+	code, out, errs := cli(t, "", "eval", req, "--policy", "wikigr", "--native", "--format", "json")
 	if code != exitOK || !strings.Contains(out, `"name":"wikigr"`) {
 		t.Fatalf("eval FILE --policy: exit %d %s %s", code, out, errs)
 	}
@@ -74,7 +74,7 @@ func TestFlagsAfterFile(t *testing.T) {
 		t.Fatalf("sign FILE --key: exit %d %s", code, errs)
 	}
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte(bundle), 0o644)
-	if code, out, errs := ctl(t, "verify", filepath.Join(dir, "b.json"), "--trust", filepath.Join(dir, "k.pub")); code != exitOK || !strings.HasPrefix(out, "ok: ") {
+	if code, out, errs := ctl(t, "verify", filepath.Join(dir, "b.json"), "--trust", filepath.Join(dir, "k.pub")); code != exitOK || !strings.HasPrefix(out, `{"verified":true`) {
 		t.Fatalf("verify FILE --trust: exit %d %s %s", code, out, errs)
 	}
 }

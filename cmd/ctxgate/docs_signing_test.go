@@ -78,7 +78,7 @@ func TestSigningDocQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the quick start fails: %v\n%s", err, out)
 	}
-	if strings.Count(out, "(matches)") != 2 || !strings.Contains(out, `"name":"wikigr"`) {
+	if !strings.Contains(out, `"request_checked":true,"decision_checked":true`) || !strings.Contains(out, `"name":"wikigr"`) {
 		t.Fatalf("quick start output:\n%s", out)
 	}
 	dec, _ := os.ReadFile(filepath.Join(dir, "dec.json"))
