@@ -62,7 +62,7 @@ func TestEngineBuiltOnce(t *testing.T) {
 			}
 			e2, err2 := p.Engine()
 			for k, n := range lookups {
-				if n != 1 || (k != ConfigKeyPolicy && k != ConfigKeyTrust) {
+				if n != 1 || (k != ConfigKeyPolicy && k != ConfigKeyTrust && k != ConfigKeyTrustMode) {
 					t.Errorf("config key %q read %d times, want known keys once", k, n)
 				}
 			}
