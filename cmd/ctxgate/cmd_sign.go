@@ -47,7 +47,7 @@ func signUsage(fs *flag.FlagSet) int {
 
 func runKeygen(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := signFlagSet("keygen", "--alg ed25519|ml-dsa-65|hybrid --out PREFIX", stderr)
-	alg := fs.String("alg", "hybrid", "scheme: ed25519, ml-dsa-65, or hybrid (one key of each)")
+	alg := fs.String("alg", "hybrid", "scheme: ed25519, ml-dsa-65 (alias ml-dsa), or hybrid (one key of each)")
 	out := fs.String("out", "", "write PREFIX.key (secret, mode 0600) and PREFIX.pub (trust file); existing files are never overwritten")
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
@@ -61,6 +61,8 @@ func runKeygen(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		algs = signing.Algs
 	case string(bundle.Ed25519), string(bundle.MLDSA65):
 		algs = []bundle.Alg{bundle.Alg(*alg)}
+	case "ml-dsa": // as --trust-mode spells it
+		algs = []bundle.Alg{bundle.MLDSA65}
 	default:
 		io.WriteString(stderr, "ctxgate keygen: unknown --alg "+quote(*alg)+" (want ed25519, ml-dsa-65 or hybrid)\n")
 		return exitUsage

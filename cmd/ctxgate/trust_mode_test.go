@@ -22,7 +22,7 @@ func trustModeFixture(t *testing.T) func(string) string {
 	p := func(name string) string { return filepath.Join(dir, name) }
 	plain, _ := policies.Get("wikigr")
 	os.WriteFile(p("policy.json"), plain, 0o644)
-	for prefix, alg := range map[string]string{"ed": "ed25519", "ml": "ml-dsa-65", "hybrid": "hybrid", "other": "hybrid"} {
+	for prefix, alg := range map[string]string{"ed": "ed25519", "ml": "ml-dsa", "hybrid": "hybrid", "other": "hybrid"} {
 		if code, _, errs := ctl(t, "keygen", "--alg", alg, "--out", p(prefix)); code != exitOK {
 			t.Fatalf("keygen %s: %s", alg, errs)
 		}
