@@ -35,6 +35,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Listen, "listen", "127.0.0.1:8080", "listen `ADDR`")
 	fs.StringVar(&fc.Policy, "policy", "", "policy JSON `FILE`, signed bundle, or preset name")
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
+	fs.StringVar(&fc.TrustMode, "trust-mode", "", trustModeHelp+" (config: trust_mode)")
 	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, reloads never go back from the running version)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
@@ -149,6 +150,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"listen":                func() { cfg.Listen = f.Listen },
 		"policy":                func() { cfg.Policy = f.Policy },
 		"trust":                 func() { cfg.Trust = trust },
+		"trust-mode":            func() { cfg.TrustMode = f.TrustMode },
 		"min-version":           func() { cfg.MinVersion = f.MinVersion },
 		"module":                func() { cfg.Module = f.Module },
 		"pool-size":             func() { cfg.PoolSize = f.PoolSize },
