@@ -161,7 +161,7 @@ type Server struct {
 	reloadMu sync.Mutex
 	metrics  *metrics
 	records  *records
-	gaps     *gapLog
+	gaps     *lineLog
 	upstream *url.URL
 	client   *http.Client
 	http     *http.Server
@@ -213,7 +213,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
 	}
 	if opts.GapLog != "" {
-		g, err := openGapLog(opts.GapLog, gapLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
+		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
 		if err != nil {
 			s.closeGate()
 			return nil, err
