@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -83,6 +81,9 @@ type Options struct {
 	GapLogKeep int
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
+	// DecisionIDKey signs decision ids (ids.go), at least MinIDKeyBytes;
+	// nil: a random key per process (ids do not survive a restart).
+	DecisionIDKey []byte
 
 	MaxBodyBytes     int64         // request bodies; default 8 MiB (413 above)
 	MaxResponseBytes int64         // upstream JSON answers checked; larger pass unchecked
@@ -165,8 +166,7 @@ type Server struct {
 	upstream *url.URL
 	client   *http.Client
 	http     *http.Server
-	idPrefix string
-	idSeq    atomic.Uint64
+	ids      *idIssuer // decision ids: random, MAC-signed (ids.go)
 	closing  atomic.Bool
 	faultLog rateLimit // trap and internal-error log lines: one a second
 
@@ -184,9 +184,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}, faultLog: rateLimit{interval: time.Second}}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
-	var pre [6]byte
-	rand.Read(pre[:])
-	s.idPrefix = hex.EncodeToString(pre[:]) + "-"
+	ids, err := newIDIssuer(opts.DecisionIDKey)
+	if err != nil {
+		return nil, err
+	}
+	s.ids = ids
 	if opts.Upstream != "" {
 		u, err := url.Parse(opts.Upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -315,10 +317,10 @@ func (s *Server) closeGate() {
 	}
 }
 
-// newID returns a decision id: a random per-process prefix and a counter,
-// unique without coordination between requests.
+// newID returns a new decision id (ids.go): unguessable, and checkable by
+// this server (or one sharing its key) without remembering it.
 func (s *Server) newID() string {
-	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 10)
+	return s.ids.issue(idDecision)
 }
 
 // fail writes an error answer and counts it.
