@@ -81,6 +81,17 @@ type Options struct {
 	GapLogKeep int
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
+
+	// DecisionLog writes one JSON line per decision (decisionlog.go,
+	// docs/decision-log.md); an empty Path: no log.
+	DecisionLog DecisionLogOptions
+	// FeedbackLog records each accepted POST /v1/feedback as one JSON line:
+	// the verdicts `ctxgate decisions join` pairs with the decision log.
+	// Empty: verdicts are counted but not recorded.
+	FeedbackLog string
+	// FeedbackTokens, when any, are the bearer tokens POST /v1/feedback
+	// must present (401 otherwise).
+	FeedbackTokens []string
 	// DecisionIDKey signs decision ids (ids.go), at least MinIDKeyBytes;
 	// nil: a random key per process (ids do not survive a restart).
 	DecisionIDKey []byte
@@ -166,7 +177,9 @@ type Server struct {
 	upstream *url.URL
 	client   *http.Client
 	http     *http.Server
-	ids      *idIssuer // decision ids: random, MAC-signed (ids.go)
+	ids      *idIssuer      // decision ids: random, MAC-signed (ids.go)
+	decLog   *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
+	fbState  *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
 	closing  atomic.Bool
 	faultLog rateLimit // trap and internal-error log lines: one a second
 
@@ -221,6 +234,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.gaps = g
+	}
+	if err := s.openLearningLogs(); err != nil {
+		s.closeGate()
+		s.gaps.Close()
+		return nil, err
 	}
 	s.http = &http.Server{
 		Handler:           s.Handler(),
@@ -297,6 +315,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.closeGate()
 		s.reloadMu.Unlock()
 		if cerr := s.gaps.Close(); err == nil {
+			err = cerr
+		}
+		if cerr := s.closeLearningLogs(); err == nil {
 			err = cerr
 		}
 	})
