@@ -107,7 +107,7 @@ func AppendDecision(dst []byte, d *Decision) []byte {
 	dst = append(dst, `,"path":`...)
 	dst = jsonx.AppendString(dst, d.Path)
 	dst = append(dst, `,"policy":`...)
-	dst = appendPolicy(dst, d.Policy)
+	dst = AppendPolicy(dst, d.Policy)
 	dst = append(dst, `,"action":`...)
 	dst = jsonx.AppendString(dst, d.Action)
 	dst = append(dst, `,"level":`...)
@@ -165,7 +165,9 @@ func appendTime(dst []byte, t time.Time) []byte {
 	return append(dst, '"')
 }
 
-func appendPolicy(dst []byte, p PolicyRef) []byte {
+// AppendPolicy appends p as the decision's policy object writes it:
+// {"name","version","sha256"}.
+func AppendPolicy(dst []byte, p PolicyRef) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = jsonx.AppendString(dst, p.Name)
 	dst = append(dst, `,"version":`...)

@@ -15,25 +15,9 @@ import (
 // back, while a corrupt file with no newlines is not read into memory whole.
 const MaxLineBytes = 64 << 20
 
-// LineError is a line that does not read: its source (a file name, or ""),
-// its 1-based number, and the field at fault when there is one.
-type LineError struct {
-	Source string
-	Line   int
-	Field  string
-	Msg    string
-}
-
-func (e *LineError) Error() string {
-	s := "line " + strconv.Itoa(e.Line) + ": "
-	if e.Source != "" {
-		s = e.Source + ":" + strconv.Itoa(e.Line) + ": "
-	}
-	if e.Field != "" {
-		s += e.Field + ": "
-	}
-	return s + e.Msg
-}
+// LineError is a line that does not read: its source (the name given to
+// the reader), its 1-based number, and the field at fault when there is one.
+type LineError = jsonl.LineError
 
 // ReadStats says what a read saw besides the records it returned.
 type ReadStats struct {
@@ -49,29 +33,23 @@ type ReadStats struct {
 // a decision (a torn last line excepted, see ReadStats.TornTail). source
 // names the input in errors.
 func ReadDecisions(r io.Reader, source string) ([]Decision, ReadStats, error) {
-	var out []Decision
-	st, err := readLines(r, source, func(n int, line []byte) *LineError {
-		d, lerr := decodeDecision(line)
-		if lerr != nil {
-			return lerr
-		}
-		d.Line = n
-		out = append(out, d)
-		return nil
-	})
-	return out, st, err
+	return readAll(r, source, decodeDecision, func(d *Decision, n int) { d.Line = n })
 }
 
 // ReadFeedback reads a feedback log strictly, as ReadDecisions does.
 func ReadFeedback(r io.Reader, source string) ([]Feedback, ReadStats, error) {
-	var out []Feedback
+	return readAll(r, source, decodeFeedback, func(f *Feedback, n int) { f.Line = n })
+}
+
+func readAll[T any](r io.Reader, source string, decode func([]byte) (T, *LineError), setLine func(*T, int)) ([]T, ReadStats, error) {
+	var out []T
 	st, err := readLines(r, source, func(n int, line []byte) *LineError {
-		f, lerr := decodeFeedback(line)
+		v, lerr := decode(line)
 		if lerr != nil {
 			return lerr
 		}
-		f.Line = n
-		out = append(out, f)
+		setLine(&v, n)
+		out = append(out, v)
 		return nil
 	})
 	return out, st, err

@@ -45,19 +45,7 @@ type ReadStats struct {
 
 // LineError is a malformed line. Field names the offending JSON field when
 // the problem is one field ("kind", "query_embedding[3]", "time").
-type LineError struct {
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *LineError) Error() string {
-	s := "line " + strconv.Itoa(e.Line) + ": "
-	if e.Field != "" {
-		s += e.Field + ": "
-	}
-	return s + e.Msg
-}
+type LineError = jsonl.LineError
 
 // rawEvent is the wire shape. The nested GapEvent form lets a user pipe whole
 // decisions (ctxgate eval output) straight in.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/host/decisionlog"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -221,13 +222,7 @@ func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
 }
 
 func appendRef(dst []byte, r policyRef) []byte {
-	dst = append(dst, `{"name":`...)
-	dst = jsonx.AppendString(dst, r.Name)
-	dst = append(dst, `,"version":`...)
-	dst = jsonx.AppendString(dst, r.Version)
-	dst = append(dst, `,"sha256":`...)
-	dst = jsonx.AppendString(dst, r.SHA256)
-	return append(dst, '}')
+	return decisionlog.AppendPolicy(dst, decisionlog.PolicyRef(r))
 }
 
 // handleHealth: GET /healthz, 200 when a policy is loaded and the server is

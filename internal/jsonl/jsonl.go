@@ -70,6 +70,27 @@ func Lines(r io.Reader, max int, fn func(n int, line []byte, unterminated, tooLo
 	}
 }
 
+// LineError is a line that does not read: its source (a file name, or ""),
+// its 1-based number, and the field at fault when the problem is one field
+// ("kind", "query_embedding[3]", "signals").
+type LineError struct {
+	Source string
+	Line   int
+	Field  string
+	Msg    string
+}
+
+func (e *LineError) Error() string {
+	s := "line " + strconv.Itoa(e.Line) + ": "
+	if e.Source != "" {
+		s = e.Source + ":" + strconv.Itoa(e.Line) + ": "
+	}
+	if e.Field != "" {
+		s += e.Field + ": "
+	}
+	return s + e.Msg
+}
+
 // Describe turns an encoding/json decoding error into the field it is
 // about ("" when none) and a message: "must be a number, got string",
 // "not JSON at byte 12: ...".
