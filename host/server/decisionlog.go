@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host/decisionlog"
 )
@@ -202,7 +201,12 @@ func (l *decisionLog) log(id string, d *decisionView) {
 	if l == nil {
 		return
 	}
-	rec := decisionlog.Decision{ID: id, Timestamp: time.Now(), Path: d.path,
+	l.lines.addLine("decision", l.line(id, d, time.Now()))
+}
+
+// line is d's decision-log line, under the line cap.
+func (l *decisionLog) line(id string, d *decisionView, now time.Time) []byte {
+	rec := decisionlog.Decision{ID: id, Timestamp: now, Path: d.path,
 		Policy: decisionlog.PolicyRef(d.Policy), Action: d.Action, Level: d.Level, Band: d.Band,
 		Confidence: d.Confidence, Signals: d.Signals, Chunks: make([]decisionlog.Chunk, len(d.Chunks))}
 	for i, c := range d.Chunks {
@@ -229,7 +233,7 @@ func (l *decisionLog) log(id string, d *decisionView) {
 		l.omittedChk.Inc()
 		line = decisionlog.AppendDecision(line[:0], &rec)
 	}
-	l.lines.addLine("decision", line)
+	return line
 }
 
 // input is the request as it is logged: compacted, or rebuilt with the
@@ -243,12 +247,9 @@ func (l *decisionLog) input(request []byte) ([]byte, bool) {
 		if len(request) > 2*l.maxLine { // whitespace could not bring it under the cap
 			return nil, false
 		}
-		var b bytes.Buffer
-		b.Grow(len(request))
-		if json.Compact(&b, request) != nil {
-			return nil, false
-		}
-		return b.Bytes(), true
+		// The gate accepted the request, so it is valid JSON: only the
+		// whitespace between tokens goes.
+		return chat.AppendCompact(make([]byte, 0, len(request)), request), true
 	}
 	v, err := jsonx.Parse(request, maskParseDepth)
 	if err != nil || v.Kind() != jsonx.Object {

@@ -2,12 +2,17 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/decisionlog"
 )
 
@@ -266,5 +271,111 @@ func TestDecisionLogGateway(t *testing.T) {
 	decode(t, ds[0].Input, &in)
 	if in.Query != q || len(in.Chunks) != 2 || in.Chunks[0]["text"] != nil || in.Chunks[0]["id"] != "kb1" {
 		t.Fatalf("gateway input: %s", ds[0].Input)
+	}
+}
+
+// TestDecisionLogConcurrent: decisions from many clients at once each get
+// one whole line, under their own id, and the lines counter agrees.
+func TestDecisionLogConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "decisions.jsonl")
+	s := start(t, Options{Native: true, DecisionLog: DecisionLogOptions{Path: path, Request: true, Mask: []string{"query"}}})
+	const clients, each = 8, 40
+	ids := make(chan string, clients*each)
+	done := make(chan struct{})
+	for range clients {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range each {
+				ids <- post(t, s.url+"/v1/gate", maskedRequest).header.Get(HeaderDecisionID)
+			}
+		}()
+	}
+	for range clients {
+		<-done
+	}
+	close(ids)
+	ds := readDecisionLog(t, s)
+	logged := map[string]bool{}
+	for _, d := range ds {
+		logged[d.ID] = true
+	}
+	for id := range ids {
+		if !logged[id] {
+			t.Fatalf("decision %q has no line", id)
+		}
+	}
+	if len(ds) != clients*each || len(logged) != clients*each || strings.Contains(readFile(t, path), "QUERYMARK") {
+		t.Fatalf("%d lines, %d ids, want %d", len(ds), len(logged), clients*each)
+	}
+	if n := metricValue(t, scrape(t, s), "ctxgate_decision_log_lines_total"); n != clients*each {
+		t.Fatalf("lines counter %v", n)
+	}
+}
+
+// BenchmarkDecisionLog: the handler over the native core (the server's own
+// cost per decision, BenchmarkHandlerNative) with the decision log off and
+// on. The line is built on the handler's goroutine; the write and fsync are
+// the writer's, batched, and show here only as back-pressure.
+func BenchmarkDecisionLog(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		dl   DecisionLogOptions
+	}{
+		{"off", DecisionLogOptions{}},
+		{"outcome", DecisionLogOptions{Path: "d.jsonl"}},
+		{"request", DecisionLogOptions{Path: "d.jsonl", Request: true}},
+		{"request_masked", DecisionLogOptions{Path: "d.jsonl", Request: true, Mask: []string{"all"}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			dl := c.dl
+			if dl.Path != "" {
+				dl.Path = filepath.Join(b.TempDir(), dl.Path)
+			}
+			s := start(b, Options{Native: true, DecisionLog: dl})
+			h := s.Handler()
+			req := benchRequest(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/gate", bytes.NewReader(req)))
+				if w.Code != 200 {
+					b.Fatal(w.Code, w.Body.String())
+				}
+			}
+			s.FlushLogs()
+		})
+	}
+}
+
+// BenchmarkDecisionLine: building one line (what the handler pays; the
+// writer goroutine writes it) for the DL19-sized inject request, against
+// the native decision it records (BenchmarkEvaluateNative).
+func BenchmarkDecisionLine(b *testing.B) {
+	req := benchRequest(b)
+	n, err := host.NewNative(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := n.Evaluate(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := mustDecision(b, out)
+	d.request, d.path = req, "/v1/gate"
+	for _, c := range []struct {
+		name string
+		l    decisionLog
+	}{
+		{"outcome", decisionLog{maxLine: DefaultDecisionLogMaxLineBytes}},
+		{"request", decisionLog{maxLine: DefaultDecisionLogMaxLineBytes, request: true}},
+		{"request_masked", decisionLog{maxLine: DefaultDecisionLogMaxLineBytes, request: true, maskQuery: true, maskText: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			now := time.Now()
+			for b.Loop() {
+				c.l.line("id", d, now)
+			}
+		})
 	}
 }

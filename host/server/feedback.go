@@ -39,7 +39,8 @@ type feedbackState struct {
 type feedbackVerdict struct {
 	rating    string // "", "up", "down"
 	answer    *bool
-	gapLogged bool // a thumbs-down gap event was logged for the decision
+	gapLogged bool      // a thumbs-down gap event was logged for the decision
+	at        time.Time // the latest feedback's timestamp
 }
 
 func newFeedbackState(f promauto.Factory, tokens []string) (*feedbackState, error) {
@@ -167,11 +168,19 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	var rec *record
 	var replacedRating, replacedAnswer, gap bool
 	s.records.withRecord(id, func(r *record) {
-		line.Timestamp = time.Now() // under the lock: a decision's feedback lines are in time order
+		line.Timestamp = time.Now()
 		if rec = r; r == nil {
 			return // forgotten (FeedbackEntries) or another replica's: recorded, not a gap
 		}
+		// Under the lock, and strictly after the decision's previous
+		// feedback (a coarse or stepped-back clock included): the join
+		// orders by timestamp, so its latest value is the one kept here,
+		// whatever order the lines reach the file in.
 		v := &r.verdict
+		if !line.Timestamp.After(v.at) {
+			line.Timestamp = v.at.Add(time.Nanosecond)
+		}
+		v.at = line.Timestamp
 		if line.Rating != "" {
 			replacedRating = v.rating != ""
 			v.rating = line.Rating

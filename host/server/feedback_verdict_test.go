@@ -231,3 +231,43 @@ func TestDecisionIDKey(t *testing.T) {
 		t.Fatalf("a short token: %v", err)
 	}
 }
+
+// TestFeedbackConcurrentVerdicts: many clients relabel one decision at once;
+// the verdict the server keeps and the one the join reads from the feedback
+// log are the same (timestamps are taken under the decision's lock and
+// strictly increase, whatever order the lines reach the file in).
+func TestFeedbackConcurrentVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	s := start(t, Options{Native: true, FeedbackLog: filepath.Join(dir, "fb.jsonl")})
+	id := post(t, s.url+"/v1/gate", request(t, "default", "inject")).header.Get(HeaderDecisionID)
+	const clients, each = 8, 25
+	done := make(chan struct{})
+	for c := range clients {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range each {
+				v := (c+i)%2 == 0
+				body := []byte(`{"decision_id":"` + id + `","answer_in_sources":` + boolStr(v) + `}`)
+				if r := post(t, s.url+"/v1/feedback", body); r.status != 200 {
+					t.Errorf("%d %s", r.status, r.body)
+				}
+			}
+		}()
+	}
+	for range clients {
+		<-done
+	}
+	var kept bool
+	s.records.withRecord(id, func(r *record) { kept = *r.verdict.answer })
+	fs := readFeedbackLog(t, s)
+	dec := decisionlog.AppendDecision(nil, &decisionlog.Decision{ID: id, Timestamp: fs[0].Timestamp, Action: "inject"})
+	f, _ := os.Open(s.opts.FeedbackLog)
+	defer f.Close()
+	ex, st, err := decisionlog.Join(strings.NewReader(string(dec)), f)
+	if err != nil || len(ex) != 1 || st.Replaced != clients*each-1 || ex[0].Label != b2i(kept) {
+		t.Fatalf("server kept %v; join %+v %+v %v", kept, ex, st, err)
+	}
+	if n := metricValue(t, scrape(t, s), "ctxgate_feedback_replaced_total", "field", "answer_in_sources"); n != clients*each-1 {
+		t.Fatalf("replaced = %v, want %d", n, clients*each-1)
+	}
+}
