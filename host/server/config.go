@@ -39,6 +39,8 @@ type FileConfig struct {
 	// GapLogKeep rotated files are kept (0: 5).
 	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
 	GapLogKeep     int   `yaml:"gap_log_keep"`
+	// The decision log, the feedback log and their secrets.
+	DecisionLogConfig `yaml:",inline"`
 
 	DocumentsPath string `yaml:"documents_path"`
 	QueryPath     string `yaml:"query_path"`
@@ -184,6 +186,9 @@ func (c *FileConfig) Options() (Options, error) {
 		FeedbackEntries:     c.Limits.FeedbackEntries,
 		LargeBodyBytes:      c.Limits.LargeBodyBytes,
 		LargeConcurrency:    c.Limits.LargeConcurrency,
+	}
+	if err := c.DecisionLogConfig.apply(&o); err != nil {
+		return o, err
 	}
 	if c.ReloadPoll != nil {
 		o.ReloadPoll = time.Duration(*c.ReloadPoll)
