@@ -60,6 +60,9 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 	if len(o.TrustKeys) > 0 {
 		config[abi.ConfigTrustKeys] = string(o.TrustKeys)
 	}
+	if m := trustModeConfig(o.TrustMode); m != "" {
+		config["trust_mode"] = m
+	}
 	manifest := extism.Manifest{
 		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
 		Config: config,

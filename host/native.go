@@ -32,11 +32,12 @@ func NewNative(policy []byte) (*Native, error) {
 }
 
 // NewNativeTrusted is NewNative for a policy that may be a signed bundle:
-// trustKeys (the JSON the guests read as trust_keys) are applied with the same
-// rules the Wasm guest applies inside its sandbox (bundle.Resolve), so the
-// native path accepts and refuses exactly what the module does.
-func NewNativeTrusted(policy, trustKeys []byte) (*Native, error) {
-	policy, err := bundle.Resolve(policy, trustKeys, "policy", "trust_keys")
+// trustKeys (the JSON the guests read as trust_keys) and mode are applied
+// with the same rules the Wasm guest applies inside its sandbox
+// (bundle.Resolve), so the native path accepts and refuses exactly what the
+// module does.
+func NewNativeTrusted(policy, trustKeys []byte, mode bundle.Mode) (*Native, error) {
+	policy, err := bundle.Resolve(policy, trustKeys, trustModeConfig(mode), "policy", "trust_keys", "trust_mode")
 	if err != nil {
 		return nil, fromGateError(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"github.com/ctxgate/ctxgate/gate/bundle"
 )
 
 // Options configure a Gate. The zero value is usable: the TinyGo module, the
@@ -22,6 +24,10 @@ type Options struct {
 	// except with TrustKeys: then New fails (the default is not signed).
 	Policy    []byte
 	TrustKeys []byte
+	// TrustMode is the signatures a bundle needs: bundle.Hybrid (the zero
+	// value: Ed25519 and ML-DSA-65), bundle.Ed25519Only or
+	// bundle.MLDSA65Only, for single-scheme keys. It needs TrustKeys.
+	TrustMode bundle.Mode
 
 	// PoolSize is the most instances that may exist, and so the most calls
 	// that run at once; more callers wait (bounded by their context).
@@ -91,6 +97,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("ctxgate: Options.Interrupt is not one of InterruptAuto, InterruptAlways, InterruptNever")
 	case o.ABI < ABIAuto || o.ABI > ABIRaw:
 		return o, errors.New("ctxgate: Options.ABI is not one of ABIAuto, ABIExtism, ABIRaw")
+	case o.TrustMode > bundle.MLDSA65Only:
+		return o, errors.New("ctxgate: Options.TrustMode is not one of bundle.Hybrid, bundle.Ed25519Only, bundle.MLDSA65Only")
+	case o.TrustMode != bundle.Hybrid && len(o.TrustKeys) == 0:
+		return o, errors.New("ctxgate: Options.TrustMode is " + o.TrustMode.String() + " but there are no TrustKeys: nothing would be verified")
 	case o.MaxInputBytes < 0:
 		return o, errors.New("ctxgate: Options.MaxInputBytes is negative")
 	case int64(o.MaxInputBytes) > int64(o.MaxPages)*pageBytes/4:
@@ -104,3 +114,12 @@ func (o Options) withDefaults() (Options, error) {
 // CLI, the server) read at most this much, so an oversized body is refused
 // before it is held in memory.
 const DefaultMaxInputBytes = 8 << 20
+
+// trustModeConfig is the trust_mode config value the guests read for m:
+// empty for hybrid, so a host that never sets a mode passes no new key.
+func trustModeConfig(m bundle.Mode) string {
+	if m == bundle.Hybrid {
+		return ""
+	}
+	return m.String()
+}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctxgate/ctxgate/gate/bundle"
 )
 
 func TestHostileEcho(t *testing.T) {
@@ -147,6 +149,8 @@ func TestOptionsChecked(t *testing.T) {
 		{PoolSize: -1},
 		{PoolSize: 2, Prewarm: 3},
 		{MaxPages: 70000},
+		{TrustMode: bundle.Ed25519Only}, // a mode without trust keys verifies nothing
+		{TrustMode: 9, TrustKeys: []byte(`{}`)},
 	} {
 		o.Wasm = hostileModule()
 		if g, err := New(context.Background(), o); err == nil {

@@ -174,7 +174,8 @@ run_deno() {
 	# working directory.
 	cd "$EX"
 	DENO_DIR=$dir DENO_NO_UPDATE_CHECK=1 NO_COLOR=1 run timeout "$RUN_TIMEOUT" \
-		node_modules/.bin/deno run --quiet --allow-read --allow-env --allow-write=/dev/null deno/check.ts || rc=$?
+		node_modules/.bin/deno run --quiet --allow-read --allow-env --allow-write=/dev/null \
+		--allow-run --allow-net=127.0.0.1 deno/check.ts || rc=$?
 	cd "$ROOT"
 	rm -rf "$dir"
 	return $rc

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ctxgate/ctxgate/host"
@@ -14,12 +15,20 @@ import (
 )
 
 func init() {
-	register(command{name: "eval", help: "decide one request (JSON file or stdin); prints the decision JSON", run: runEval})
+	register(command{name: "eval", help: "decide one request (JSON file or stdin): the decision as JSON or a text summary", run: runEval})
 }
 
 func runEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var rf receiptFlags
-	return runGateCall("eval", "REQUEST.json", args, stdin, stdout, stderr, host.Evaluator.Evaluate, &rf)
+	return gateCall{
+		name: "eval", input: "REQUEST.json",
+		call:     host.Evaluator.Evaluate,
+		text:     decisionText,
+		verdicts: decisionVerdicts,
+		failOn:   newFailOn(actions),
+		failHelp: "exit 3 when the decision's action is one of these, comma-separated: " + strings.Join(actions, ", ") + "",
+		receipt:  &rf,
+	}.run(args, stdin, stdout, stderr)
 }
 
 // receiptFlags are eval's opt-in decision receipts (docs/signing.md): the
@@ -32,7 +41,7 @@ type receiptFlags struct {
 
 func (r *receiptFlags) register(fs *flag.FlagSet) {
 	fs.Var(&r.keys, "receipt-key", "sign a decision receipt with this secret key `FILE` (repeatable; ctxgate keygen makes one)")
-	fs.StringVar(&r.out, "receipt", "", "write the signed receipt to this `FILE` (needs --receipt-key)")
+	fs.StringVar(&r.out, "receipt", "", "write the signed receipt to this `FILE` (needs --receipt-key); it covers the JSON written to stdout, byte for byte")
 }
 
 func (r *receiptFlags) check() error {
@@ -42,10 +51,11 @@ func (r *receiptFlags) check() error {
 	return nil
 }
 
-func (r *receiptFlags) after(request, decision []byte) error {
-	if r.out == "" {
-		return nil
-	}
+// sign writes the receipt for request and written, the exact bytes eval
+// wrote to stdout (the decision JSON and its newline): what an auditor
+// holds is the file `eval > dec.json` made, and `sha256sum dec.json` is the
+// receipt's decision_sha256.
+func (r *receiptFlags) sign(request, decision, written []byte) error {
 	keys, err := signing.ReadPrivateKeys(r.keys...)
 	if err != nil {
 		return err
@@ -54,72 +64,112 @@ func (r *receiptFlags) after(request, decision []byte) error {
 	if err != nil {
 		return err
 	}
-	receipt, err := signing.SignReceipt(request, decision, ref.SHA256, time.Now(), keys...)
+	receipt, err := signing.SignReceipt(request, written, ref.SHA256, time.Now(), keys...)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(r.out, receipt, 0o644)
 }
 
-// afterCall is a subcommand's own flags and the work it does with the
-// input and output of a successful call.
-type afterCall interface {
-	register(*flag.FlagSet)
-	check() error // the flags make sense together (else: usage, exit 2)
-	after(input, output []byte) error
+// gateCall is eval and validate: flags, one input, one call, the result on
+// stdout (JSON and a newline, or a text summary), and an exit code that
+// says whether the result is one --fail-on names.
+type gateCall struct {
+	name, input string
+	call        func(host.Evaluator, context.Context, []byte) ([]byte, error)
+	text        func(out []byte, failed []string) (string, error)
+	verdicts    func(out []byte) ([]string, error)
+	failOn      *failOn
+	failHelp    string
+	receipt     *receiptFlags // eval only
 }
 
-// runGateCall is eval and validate: flags, one input, one call, the output
-// JSON on stdout and a newline.
-func runGateCall(name, inputName string, args []string, stdin io.Reader, stdout, stderr io.Writer,
-	call func(host.Evaluator, context.Context, []byte) ([]byte, error), extra afterCall) int {
-	fs := flag.NewFlagSet("ctxgate "+name, flag.ContinueOnError)
+func (c gateCall) run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ctxgate "+c.name, flag.ContinueOnError)
 	var gf gateFlags
+	var of outputFormat
 	gf.register(fs)
-	if extra != nil {
-		extra.register(fs)
+	of.register(fs)
+	fs.Var(c.failOn, "fail-on", c.failHelp)
+	if c.receipt != nil {
+		c.receipt.register(fs)
 	}
 	fs.Usage = func() {
-		io.WriteString(fs.Output(), "usage: ctxgate "+name+" [flags] ["+inputName+"|-]\n")
+		io.WriteString(fs.Output(), "usage: ctxgate "+c.name+" [flags] ["+c.input+"|-]\n")
 		fs.PrintDefaults()
+		io.WriteString(fs.Output(), "\n"+exitCodesHelp)
 	}
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	if extra != nil {
-		if err := extra.check(); err != nil {
-			io.WriteString(stderr, "ctxgate "+name+": "+err.Error()+"\n")
-			return exitUsage
-		}
-	}
 	if fs.NArg() > 1 {
-		io.WriteString(stderr, "ctxgate "+name+": one "+inputName+" at most, got "+quote(fs.Arg(1))+" too\n")
+		io.WriteString(stderr, "ctxgate "+c.name+": one "+c.input+" at most, got "+quote(fs.Arg(1))+" too\n")
 		return exitUsage
+	}
+	text, err := c.format(&of, stdout)
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	if err := gf.check(); err != nil {
+		return fail(stderr, c.name, err)
 	}
 	input, err := readInput(fs.Arg(0), stdin, host.DefaultMaxInputBytes)
 	if err != nil {
-		return fail(stderr, name, err)
+		return fail(stderr, c.name, err)
 	}
 	ctx := context.Background()
 	ev, err := gf.open(ctx)
 	if err != nil {
-		return fail(stderr, name, err)
+		return fail(stderr, c.name, err)
 	}
 	defer ev.Close(ctx)
-	out, err := call(ev, ctx, input)
+	out, err := c.call(ev, ctx, input)
 	if err != nil {
-		return fail(stderr, name, err)
+		return fail(stderr, c.name, err)
 	}
-	if _, err := stdout.Write(append(out, '\n')); err != nil {
-		return fail(stderr, name, err)
+	verdicts, err := c.verdicts(out)
+	if err != nil {
+		return fail(stderr, c.name, err)
+	}
+	failed := c.failOn.matched(verdicts)
+	written := append(out, '\n')
+	if text {
+		s, err := c.text(out, failed)
+		if err != nil {
+			return fail(stderr, c.name, err)
+		}
+		written = []byte(s)
+	}
+	if _, err := stdout.Write(written); err != nil {
+		return fail(stderr, c.name, err)
 	}
 	if err := gf.logGap(out); err != nil {
-		return fail(stderr, name, errors.New("gap log: "+err.Error()))
+		return fail(stderr, c.name, errors.New("gap log: "+err.Error()))
 	}
-	if extra != nil {
-		if err := extra.after(input, out); err != nil {
-			return fail(stderr, name, err)
+	if c.receipt != nil && c.receipt.out != "" {
+		if err := c.receipt.sign(input, out, written); err != nil {
+			return fail(stderr, c.name, errors.New("receipt: "+err.Error()))
 		}
 	}
+	if len(failed) > 0 {
+		return exitVerdict
+	}
 	return exitOK
+}
+
+// format resolves --format. A receipt covers the JSON written, so with
+// --receipt the default is JSON and --format text is refused.
+func (c gateCall) format(of *outputFormat, stdout io.Writer) (text bool, err error) {
+	if c.receipt != nil {
+		if err := c.receipt.check(); err != nil {
+			return false, usageError{err}
+		}
+		if c.receipt.out != "" {
+			if of.value == "text" {
+				return false, usageError{errors.New("--receipt covers the decision JSON written to stdout: use --format json (the default with --receipt)")}
+			}
+			of.value = "json"
+		}
+	}
+	return of.text(stdout)
 }

@@ -19,12 +19,16 @@ const offTopicRequest = `{"query":"what is the boiling point of mercury","chunks
 // --gap-log appends exactly the gap events, in the format ctxgate gaps reads,
 // in every mode; a decision without a gap appends nothing.
 func TestEvalGapLog(t *testing.T) {
+	noGap, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "gaps.jsonl")
 			args := append([]string{"eval", "--gap-log", log}, modeFlags(t, mode)...)
-			if code, out, errs := cli(t, goodRequest, args...); code != exitOK || !strings.Contains(out, `"gap_event":null`) {
-				t.Fatalf("good request: exit %d, %s %s", code, out, errs)
+			if code, out, errs := cli(t, string(noGap), args...); code != exitOK || !strings.Contains(out, `"gap_event":null`) {
+				t.Fatalf("confident request: exit %d, %s %s", code, out, errs)
 			}
 			if _, err := os.Stat(log); !os.IsNotExist(err) {
 				t.Fatalf("a decision without a gap event created the log (err %v)", err)
@@ -110,10 +114,11 @@ func TestEvalReceipt(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("eval: exit %d %s", code, errs)
 			}
+			// The receipt covers the bytes eval wrote, newline included.
 			decision := p(mode + ".decision.json")
-			os.WriteFile(decision, []byte(strings.TrimSuffix(out, "\n")), 0o644)
+			os.WriteFile(decision, []byte(out), 0o644)
 			if code, vout, verrs := ctl(t, "verify-receipt", "--trust", p("k.pub"), "--request", p("request.json"),
-				"--decision", decision, receipt); code != exitOK || strings.Count(vout, "(matches)") != 2 {
+				"--decision", decision, receipt); code != exitOK || !strings.Contains(vout, `"request_checked":true,"decision_checked":true`) {
 				t.Fatalf("verify-receipt: exit %d %s %s", code, vout, verrs)
 			}
 			os.WriteFile(p("other.json"), []byte(offTopicRequest), 0o644)

@@ -35,6 +35,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Listen, "listen", "127.0.0.1:8080", "listen `ADDR`")
 	fs.StringVar(&fc.Policy, "policy", "", "policy JSON `FILE`, signed bundle, or preset name")
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
+	fs.StringVar(&fc.TrustMode, "trust-mode", "", trustModeHelp+" (config: trust_mode)")
 	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, reloads never go back from the running version)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
@@ -46,6 +47,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE` (reopened on SIGHUP)")
 	fs.Int64Var(&fc.GapLogMaxBytes, "gap-log-max-bytes", 0, "rotate the gap log at this many `BYTES` to FILE.1, FILE.2, ... (0: never)")
 	fs.IntVar(&fc.GapLogKeep, "gap-log-keep", 0, "rotated gap logs kept (0: 5)")
+	applyDecisionLog := decisionLogFlags(fs, &fc.DecisionLogConfig)
 	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
 	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
@@ -78,6 +80,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	override(set, cfg, &fc, trust)
+	applyDecisionLog(set, &cfg.DecisionLogConfig)
 	if set["reload-poll"] || cfg.ReloadPoll == nil {
 		d := server.Duration(*reloadPoll)
 		cfg.ReloadPoll = &d
@@ -126,8 +129,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return exitOK
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				srv.Reload(ctx)    // logs its outcome; a bad policy keeps the old one
-				srv.ReopenGapLog() // logs its outcome; a failure keeps the old file
+				srv.Reload(ctx)  // logs its outcome; a bad policy keeps the old one
+				srv.ReopenLogs() // gap, decision, feedback; a failure keeps the old file
 				continue
 			}
 			opts.Logger.Info("shutting down: draining requests in flight", "signal", sig.String(), "timeout", shutdownTimeout.String())
@@ -149,6 +152,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"listen":                func() { cfg.Listen = f.Listen },
 		"policy":                func() { cfg.Policy = f.Policy },
 		"trust":                 func() { cfg.Trust = trust },
+		"trust-mode":            func() { cfg.TrustMode = f.TrustMode },
 		"min-version":           func() { cfg.MinVersion = f.MinVersion },
 		"module":                func() { cfg.Module = f.Module },
 		"pool-size":             func() { cfg.PoolSize = f.PoolSize },

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"io"
 	"os"
@@ -46,7 +47,7 @@ func signUsage(fs *flag.FlagSet) int {
 
 func runKeygen(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := signFlagSet("keygen", "--alg ed25519|ml-dsa-65|hybrid --out PREFIX", stderr)
-	alg := fs.String("alg", "hybrid", "scheme: ed25519, ml-dsa-65, or hybrid (one key of each)")
+	alg := fs.String("alg", "hybrid", "scheme: ed25519, ml-dsa-65 (alias ml-dsa), or hybrid (one key of each)")
 	out := fs.String("out", "", "write PREFIX.key (secret, mode 0600) and PREFIX.pub (trust file); existing files are never overwritten")
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
@@ -60,6 +61,8 @@ func runKeygen(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		algs = signing.Algs
 	case string(bundle.Ed25519), string(bundle.MLDSA65):
 		algs = []bundle.Alg{bundle.Alg(*alg)}
+	case "ml-dsa": // as --trust-mode spells it
+		algs = []bundle.Alg{bundle.MLDSA65}
 	default:
 		io.WriteString(stderr, "ctxgate keygen: unknown --alg "+quote(*alg)+" (want ed25519, ml-dsa-65 or hybrid)\n")
 		return exitUsage
@@ -120,17 +123,23 @@ func runSign(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := signFlagSet("verify", "--trust PUB [--trust PUB2] [--mode hybrid|ed25519|ml-dsa-65] [--min-version V] [--print] BUNDLE.json", stderr)
+	fs := signFlagSet("verify", "--trust PUB [--trust PUB2] [--mode hybrid|ed25519|ml-dsa-65] [--min-version V] [--print] [--format json|text] BUNDLE.json", stderr)
 	vf := addVerifyFlags(fs, "trust file of public keys (repeatable, for key rotation)",
-		"signatures required: hybrid (Ed25519 and ML-DSA-65), ed25519 or ml-dsa-65")
+		"signatures required: hybrid (Ed25519 and ML-DSA-65), ed25519 or ml-dsa-65 (alias ml-dsa)")
 	minVersion := fs.String("min-version", "", "refuse a policy whose version sorts before this one")
 	print := fs.Bool("print", false, "write the verified canonical policy to stdout instead of a summary")
+	var of outputFormat
+	of.register(fs)
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
 	in, code, ok := vf.load(fs, "verify", stderr)
 	if !ok {
 		return code
+	}
+	text, err := of.text(stdout)
+	if err != nil {
+		return fail(stderr, "verify", err)
 	}
 	policy, err := bundle.OpenWith(in.data, bundle.Options{Trust: in.trust, Mode: in.mode, MinVersion: *minVersion})
 	if err != nil {
@@ -143,11 +152,45 @@ func runVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	b, _ := bundle.Parse(in.data) // cannot fail: Open parsed it
 	sum := sha256.Sum256(policy)
-	io.WriteString(stdout, "ok: "+in.path+" verified ("+in.mode.String()+")\npolicy sha256 "+hex.EncodeToString(sum[:])+"\n")
+	v := verifiedBundle{Verified: true, Path: in.path, Mode: in.mode.String(), Signatures: []signatureInfo{}}
+	json.Unmarshal(policy, &v.Policy) // the verified canonical JSON: name and version are strings or absent
+	v.Policy.SHA256 = hex.EncodeToString(sum[:])
 	for _, s := range b.Signatures {
-		io.WriteString(stdout, "signature "+string(s.Alg)+" "+s.KeyID+trustedNote(in.trust, s)+"\n")
+		v.Signatures = append(v.Signatures, signatureInfo{Alg: string(s.Alg), KeyID: s.KeyID, Trusted: isTrusted(in.trust, s)})
+	}
+	if !text {
+		out, _ := json.Marshal(v)
+		stdout.Write(append(out, '\n'))
+		return exitOK
+	}
+	io.WriteString(stdout, "ok: "+in.path+" verified ("+v.Mode+")\npolicy "+label(v.Policy.Name, v.Policy.Version)+" sha256 "+v.Policy.SHA256+"\n")
+	for _, s := range v.Signatures {
+		note := " (trusted)"
+		if !s.Trusted {
+			note = " (not in the trust files: not checked)"
+		}
+		io.WriteString(stdout, "signature "+s.Alg+" "+s.KeyID+note+"\n")
 	}
 	return exitOK
+}
+
+// verifiedBundle is verify's JSON output.
+type verifiedBundle struct {
+	Verified bool   `json:"verified"`
+	Path     string `json:"path"`
+	Mode     string `json:"mode"`
+	Policy   struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+		SHA256  string `json:"sha256"`
+	} `json:"policy"`
+	Signatures []signatureInfo `json:"signatures"`
+}
+
+type signatureInfo struct {
+	Alg     string `json:"alg"`
+	KeyID   string `json:"key_id"`
+	Trusted bool   `json:"trusted"` // false: not in the trust files, so not checked
 }
 
 // verifyFlags are what verify and verify-receipt share: whom to trust and
@@ -195,26 +238,32 @@ func (vf *verifyFlags) load(fs *flag.FlagSet, name string, stderr io.Writer) (in
 	return verifyInput{trust: trust, mode: mode, path: fs.Arg(0), data: data}, exitOK, true
 }
 
-func trustedNote(trust []bundle.PublicKey, s bundle.Signature) string {
+func isTrusted(trust []bundle.PublicKey, s bundle.Signature) bool {
 	for _, k := range trust {
 		if k.Alg == s.Alg && k.ID == s.KeyID {
-			return " (trusted)"
+			return true
 		}
 	}
-	return " (not in the trust files: not checked)"
+	return false
 }
 
 func runVerifyReceipt(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := signFlagSet("verify-receipt", "--trust PUB [--mode M] [--request FILE] [--decision FILE] RECEIPT.json", stderr)
-	vf := addVerifyFlags(fs, "trust file of public keys (repeatable)", "signatures required: hybrid, ed25519 or ml-dsa-65")
+	fs := signFlagSet("verify-receipt", "--trust PUB [--mode M] [--request FILE] [--decision FILE] [--format json|text] RECEIPT.json", stderr)
+	vf := addVerifyFlags(fs, "trust file of public keys (repeatable)", "signatures required: hybrid, ed25519 or ml-dsa-65 (alias ml-dsa)")
 	reqFile := fs.String("request", "", "also check that the receipt covers this request file, byte for byte")
-	decFile := fs.String("decision", "", "also check that the receipt covers this decision file, byte for byte")
+	decFile := fs.String("decision", "", "also check that the receipt covers this decision file, byte for byte (what eval wrote, newline included)")
+	var of outputFormat
+	of.register(fs)
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
 	in, code, ok := vf.load(fs, "verify-receipt", stderr)
 	if !ok {
 		return code
+	}
+	text, err := of.text(stdout)
+	if err != nil {
+		return fail(stderr, "verify-receipt", err)
 	}
 	r, err := signing.VerifyReceipt(in.data, in.trust, in.mode)
 	if err != nil {
@@ -235,10 +284,33 @@ func runVerifyReceipt(args []string, _ io.Reader, stdout, stderr io.Writer) int 
 	if err := r.Matches(req, dec); err != nil {
 		return fail(stderr, "verify-receipt", err)
 	}
+	if !text {
+		// A file given was checked, and matches (a mismatch exits 1 above).
+		out, _ := json.Marshal(verifiedReceipt{Verified: true, Path: in.path, Mode: in.mode.String(), Time: r.Time,
+			PolicySHA256: r.PolicySHA256, RequestSHA256: r.RequestSHA256, DecisionSHA256: r.DecisionSHA256,
+			RequestChecked: req != nil, DecisionChecked: dec != nil})
+		stdout.Write(append(out, '\n'))
+		return exitOK
+	}
 	io.WriteString(stdout, "ok: "+in.path+" verified ("+in.mode.String()+")\n"+
 		"time "+r.Time+"\npolicy sha256 "+r.PolicySHA256+"\nrequest sha256 "+r.RequestSHA256+matchNote(req)+
 		"\ndecision sha256 "+r.DecisionSHA256+matchNote(dec)+"\n")
 	return exitOK
+}
+
+// verifiedReceipt is verify-receipt's JSON output. request_checked and
+// decision_checked say a file was given with --request or --decision and
+// matches the receipt byte for byte (a mismatch exits 1 instead).
+type verifiedReceipt struct {
+	Verified        bool   `json:"verified"`
+	Path            string `json:"path"`
+	Mode            string `json:"mode"`
+	Time            string `json:"time"`
+	PolicySHA256    string `json:"policy_sha256"`
+	RequestSHA256   string `json:"request_sha256"`
+	DecisionSHA256  string `json:"decision_sha256"`
+	RequestChecked  bool   `json:"request_checked"`
+	DecisionChecked bool   `json:"decision_checked"`
 }
 
 func matchNote(b []byte) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,9 +57,16 @@ func TestSignCommands(t *testing.T) {
 		t.Error("signing with a trust file succeeded")
 	}
 
-	code, out, errOut := ctl(t, "verify", "--trust", p("a.pub"), p("bundle.json"))
-	if code != 0 || !strings.Contains(out, "ok: ") || strings.Count(out, "(trusted)") != 2 {
+	code, out, errOut := ctl(t, "verify", "--trust", p("a.pub"), p("bundle.json"), "--format", "text")
+	if code != 0 || !strings.HasPrefix(out, "ok: ") || !strings.Contains(out, "\npolicy cli@2.0 sha256 ") || strings.Count(out, "(trusted)") != 2 {
 		t.Fatalf("verify: %d\n%s%s", code, out, errOut)
+	}
+	// Into a pipe (or --format json): the same facts as JSON.
+	code, out, errOut = ctl(t, "verify", "--trust", p("a.pub"), p("bundle.json"))
+	var v verifiedBundle
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || !v.Verified || v.Mode != "hybrid" || v.Policy.Name != "cli" ||
+		v.Policy.Version != "2.0" || len(v.Policy.SHA256) != 64 || len(v.Signatures) != 2 || !v.Signatures[0].Trusted || !v.Signatures[1].Trusted {
+		t.Fatalf("verify (JSON): %d %v\n%s%s", code, err, out, errOut)
 	}
 	if code, out, _ := ctl(t, "verify", "--trust", p("a.pub"), "--print", p("bundle.json")); code != 0 ||
 		out != `{"name":"cli","thresholds":{"inject":0.7},"version":"2.0"}`+"\n" {
@@ -104,8 +112,14 @@ func TestSignCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("receipt.json", string(receipt))
-	if code, out, errOut := ctl(t, "verify-receipt", "--trust", p("a.pub"), "--request", p("request.json"), "--decision", p("decision.json"), p("receipt.json")); code != 0 || strings.Count(out, "(matches)") != 2 {
+	if code, out, errOut := ctl(t, "verify-receipt", "--format", "text", "--trust", p("a.pub"), "--request", p("request.json"), "--decision", p("decision.json"), p("receipt.json")); code != 0 || strings.Count(out, "(matches)") != 2 {
 		t.Errorf("verify-receipt: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = ctl(t, "verify-receipt", "--trust", p("a.pub"), "--decision", p("decision.json"), p("receipt.json"))
+	var r verifiedReceipt
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || !r.Verified || r.RequestChecked || !r.DecisionChecked ||
+		r.Time != "2001-09-09T01:46:40Z" || r.PolicySHA256 != strings.Repeat("0", 64) {
+		t.Errorf("verify-receipt (JSON): %d %v %s %s", code, err, out, errOut)
 	}
 	write("other.json", `{"query":"Q"}`)
 	if code, _, errOut := ctl(t, "verify-receipt", "--trust", p("a.pub"), "--request", p("other.json"), p("receipt.json")); code != exitFail || !strings.Contains(errOut, "does not match") {

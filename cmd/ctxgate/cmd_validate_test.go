@@ -22,7 +22,8 @@ func TestValidate(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			f := modeFlags(t, mode)
 			code, out, errs := cli(t, answer, append([]string{"validate"}, f...)...)
-			if code != exitOK || out != string(want)+"\n" {
+			// S3 was never offered: validate fails (exit 3) by default.
+			if code != exitVerdict || out != string(want)+"\n" {
 				t.Fatalf("validate: exit %d, stdout %s, stderr %s; want %s", code, out, errs, want)
 			}
 			code, out, errs = cli(t, `{"answer":7}`, append([]string{"validate"}, f...)...)

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,7 +11,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,12 +25,23 @@ import (
 	"github.com/ctxgate/ctxgate/policies"
 )
 
-// Exit codes every subcommand uses.
+// Exit codes every subcommand uses (exitCodesHelp says them to users).
 const (
-	exitOK    = 0
-	exitFail  = 1 // the work failed: bad input (a gate error), a fault, I/O
-	exitUsage = 2 // the command line was wrong
+	exitOK      = 0
+	exitFail    = 1 // the work failed: bad input (a gate error), a fault, I/O
+	exitUsage   = 2 // the command line was wrong
+	exitVerdict = 3 // the result is one --fail-on names (eval, validate)
 )
+
+const exitCodesHelp = `exit codes:
+  0  success
+  1  failure: bad input (the gate's error), a policy that does not load or
+     verify, a signature or receipt that does not verify, I/O
+  2  bad command line
+  3  the result is one --fail-on names: eval's action (--fail-on
+     refuse,fallback), or an answer validate fails (by default a soft
+     refusal or an unknown citation)
+`
 
 // command is one subcommand. run gets the arguments after the subcommand
 // name and returns the exit code; it never calls os.Exit, so tests run it
@@ -92,7 +101,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		b.WriteString("  " + n + strings.Repeat(" ", width-len(n)) + "  " + commands[n].help + "\n")
 	}
-	b.WriteString("\nRun ctxgate <command> -h for a command's flags.\n")
+	b.WriteString("\nFlags may come before or after arguments. Run ctxgate <command> -h for a\ncommand's flags.\n\n" + exitCodesHelp)
 	io.WriteString(w, b.String())
 }
 
@@ -116,12 +125,13 @@ type gateFlags struct {
 	maxPages uint
 	cacheDir string
 	trust    signFileList // --trust: load only policies these keys sign
+	trustMod string       // --trust-mode: the signatures a bundle needs
 	minVer   string       // --min-version: refuse an older policy
 	gapLog   string       // --gap-log: append gap events here (JSONL)
 }
 
 func (f *gateFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.policy, "policy", "", "policy JSON `FILE`, or a preset name ("+strings.Join(policies.Names(), ", ")+"); default: the built-in default")
+	fs.StringVar(&f.policy, "policy", "", "policy JSON `FILE` or signed bundle, or a preset NAME ("+strings.Join(policies.Names(), ", ")+"; ctxgate policies); default: the built-in default")
 	fs.BoolVar(&f.native, "native", false, "run the core natively instead of in Wasm (for comparison)")
 	fs.StringVar(&f.module, "module", "tinygo", "embedded module: tinygo or go")
 	fs.StringVar(&f.wasm, "wasm", "", "run this module `FILE` instead of an embedded one")
@@ -129,6 +139,7 @@ func (f *gateFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&f.maxPages, "max-pages", 1024, "memory cap per Wasm memory, in 64 KiB pages")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "compiled-module cache `DIR` (\"\": compile every run)")
 	fs.Var(&f.trust, "trust", "trust `FILE` of public keys (repeatable, for rotation): the policy must be a bundle they sign")
+	fs.StringVar(&f.trustMod, "trust-mode", "", trustModeHelp)
 	fs.StringVar(&f.minVer, "min-version", "", "refuse a policy whose version sorts before `V` (as verify --min-version)")
 	fs.StringVar(&f.gapLog, "gap-log", "", "append the knowledge-gap event, if any, to this JSONL `FILE` (read by ctxgate gaps)")
 }
@@ -143,11 +154,22 @@ func defaultCacheDir() string {
 	return filepath.Join(d, "ctxgate", "wazero")
 }
 
+// check reports flag combinations that cannot work, before any input is
+// read.
+func (f *gateFlags) check() error {
+	_, err := parseTrustMode(f.trustMod, len(f.trust) > 0)
+	return err
+}
+
 // open builds the evaluator the flags ask for. A usage problem (unknown
 // module) is reported as such, so the caller can exit 2.
 func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 	if f.policy == "" && len(f.trust) > 0 {
 		return nil, errors.New("--trust is set but --policy is not: a signed bundle is required (the built-in default is not signed)")
+	}
+	mode, err := parseTrustMode(f.trustMod, len(f.trust) > 0)
+	if err != nil {
+		return nil, err
 	}
 	policy, err := f.loadPolicy()
 	if err != nil {
@@ -163,11 +185,11 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 	if f.native {
 		// The Wasm path verifies inside the sandbox; natively the same
 		// rules run here, so --native refuses what the module refuses.
-		if ev, err = host.NewNativeTrusted(policy, marshalTrust(trust)); err != nil {
+		if ev, err = host.NewNativeTrusted(policy, marshalTrust(trust), mode); err != nil {
 			return nil, err
 		}
 	} else {
-		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
+		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
 		if f.wasm != "" {
 			if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
 				return nil, err
@@ -209,6 +231,21 @@ func (f *gateFlags) checkVersion(ctx context.Context, ev host.Evaluator) error {
 		return errors.New("policy version " + d.Policy.Version + " is older than --min-version " + f.minVer + " (replay of an older policy?)")
 	}
 	return nil
+}
+
+const trustModeHelp = "signatures a signed policy needs: hybrid (Ed25519 and ML-DSA-65; the default), ed25519 or ml-dsa-65 (alias ml-dsa), for single-scheme keys; needs --trust"
+
+// parseTrustMode reads --trust-mode. A mode without --trust is a usage
+// error: the user believes signatures are checked when nothing is.
+func parseTrustMode(v string, haveTrust bool) (bundle.Mode, error) {
+	m, err := bundle.ParseMode(v)
+	if err != nil {
+		return m, usageError{errors.New("--trust-mode: unknown mode " + quote(v) + " (want hybrid, ed25519 or ml-dsa-65)")}
+	}
+	if v != "" && !haveTrust {
+		return m, usageError{errors.New("--trust-mode needs --trust: without trust keys nothing is verified")}
+	}
+	return m, nil
 }
 
 func marshalTrust(keys []bundle.PublicKey) []byte {
@@ -254,23 +291,12 @@ func (f *gateFlags) logGap(out []byte) error {
 	return err
 }
 
-// loadPolicy reads --policy: a file, else a preset of that name.
+// loadPolicy reads --policy (readPolicyArg); "" is the built-in default.
 func (f *gateFlags) loadPolicy() ([]byte, error) {
 	if f.policy == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(f.policy)
-	if err == nil {
-		if len(bytes.TrimSpace(b)) == 0 {
-			// Never the built-in default in place of a file.
-			return nil, errors.New("policy " + quote(f.policy) + " is empty")
-		}
-		return b, nil
-	}
-	if p, ok := policies.Get(f.policy); ok && errors.Is(err, fs.ErrNotExist) {
-		return p, nil
-	}
-	return nil, err
+	return readPolicyArg(f.policy)
 }
 
 // usageError marks an error as the command line's fault (exit 2).
@@ -313,17 +339,4 @@ func fail(stderr io.Writer, cmd string, err error) int {
 	}
 	io.WriteString(stderr, "ctxgate "+cmd+": "+msg+"\n")
 	return code
-}
-
-// parseFlags parses a subcommand's flags; -h prints them and exits 0, any
-// other problem exits 2. done is true when the caller should return code.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, done bool) {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, true
-		}
-		return exitUsage, true
-	}
-	return 0, false
 }

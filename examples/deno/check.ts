@@ -1,10 +1,11 @@
 // check.ts: the golden check under Deno. Every golden request through the
 // module, byte-compared with the golden decision (the Go runner's bytes);
 // malformed requests must give the error JSON; server.ts's handler is
-// driven with real Request objects; then a short timing loop, reported,
-// never asserted.
+// driven with real Request objects and started as a program with bad and
+// good settings (hence --allow-run, and --allow-net for its port); then a
+// short timing loop, reported, never asserted.
 //
-//   deno run --allow-read --allow-env --allow-write=/dev/null examples/deno/check.ts
+//   deno run --allow-read --allow-env --allow-write=/dev/null --allow-run --allow-net=127.0.0.1 examples/deno/check.ts
 //
 // The golden check runs twice: with the SDK's build Deno resolves for
 // "@extism/extism" (its Node build, over node:wasi, which opens /dev/null
@@ -78,6 +79,71 @@ for (const c of cases) {
   const h = handlers.get("default")!;
   const res = await h(new Request("http://x/v1/gate", { method: "POST", body: '{"query":1}' }));
   record("server.ts bad input", checkError({ status: 422, code: "bad_field", field: "query" }, res.status, new Uint8Array(await res.arrayBuffer())));
+}
+
+// server.ts as an operator starts it, with bad and good settings: a bad
+// one ends it with one line on stderr (no stack trace) and exit 2 (a bad
+// PORT or argument) or 1 (a file it cannot read, a port it cannot bind);
+// good ones serve /healthz and /v1/gate.
+{
+  const serverPath = new URL("./server.ts", import.meta.url).pathname;
+  const examples = new URL("..", import.meta.url).pathname;
+  const run = (env: Record<string, string>, args: string[] = []) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--allow-read", "--allow-env", "--allow-net=127.0.0.1", serverPath, ...args],
+      cwd: examples, env: { CTXGATE_WASM: wasmPath, HOST: "127.0.0.1", ...env },
+      stdin: "null", stdout: "piped", stderr: "piped",
+    });
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const busyPort = String((busy.addr as Deno.NetAddr).port);
+  for (const c of [
+    { name: "bad PORT", env: { PORT: "http" }, code: 2, stderr: 'PORT must be a port number (0-65535), got "http"' },
+    { name: "PORT out of range", env: { PORT: "70000" }, code: 2, stderr: "PORT must be a port number" },
+    { name: "an argument", env: { PORT: "0" }, args: ["--policy"], code: 2, stderr: "takes no arguments, got --policy" },
+    { name: "missing policy file", env: { PORT: "0", CTXGATE_POLICY_FILE: "/no/such/policy.json" }, code: 1, stderr: "cannot read CTXGATE_POLICY_FILE /no/such/policy.json: no such file" },
+    { name: "missing module", env: { PORT: "0", CTXGATE_WASM: "/no/such/module.wasm" }, code: 1, stderr: "cannot read the module /no/such/module.wasm: no such file" },
+    { name: "port in use", env: { PORT: busyPort }, code: 1, stderr: `cannot listen on 127.0.0.1:${busyPort}` },
+  ]) {
+    const r = await run(c.env, c.args).output();
+    const stderr = text(r.stderr);
+    const problems: string[] = [];
+    if (r.code !== c.code) problems.push(`exit ${r.code}, want ${c.code}`);
+    if (!stderr.startsWith("server.ts: " + c.stderr)) problems.push(`stderr ${JSON.stringify(stderr)}`);
+    if (stderr.trim().split("\n").length > 1 || /^\s+at /m.test(stderr)) problems.push(`not one clean line: ${JSON.stringify(stderr)}`);
+    record(`server.ts ${c.name}`, problems);
+  }
+  busy.close();
+
+  // Good settings: a preset's policy file on an ephemeral port.
+  const child = run({ PORT: "0", CTXGATE_POLICY_FILE: `${root}/policies/wikigr.json` }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const deadline = Date.now() + 30000;
+  while (!out.includes("listening on ") && Date.now() < deadline) {
+    const { value, done } = await lines.read();
+    if (done) break;
+    out += value;
+  }
+  const base = out.match(/listening on (http:\/\/[^/\s]+)/)?.[1];
+  const problems: string[] = [];
+  if (!base) {
+    problems.push(`did not start: ${JSON.stringify(out)}`);
+  } else {
+    const health = await fetch(base + "/healthz");
+    if ((await health.text()) !== "ok\n") problems.push(`/healthz ${health.status}`);
+    const res = await fetch(base + "/v1/gate", { method: "POST", body: await Deno.readFile(`${root}/testdata/requests/default/inject.json`) });
+    const body = await res.text();
+    if (res.status !== 200 || !body.includes('"name":"wikigr"')) problems.push(`/v1/gate ${res.status}: ${body.slice(0, 120)}`);
+  }
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    // it has exited already (a failed start, reported above)
+  }
+  await lines.cancel();
+  await child.stderr.cancel();
+  await child.status;
+  record("server.ts starts with good settings", problems);
 }
 
 for (const f of failures) console.error("FAIL " + f);

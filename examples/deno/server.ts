@@ -7,10 +7,10 @@
 //   deno run --allow-read --allow-env --allow-net examples/deno/server.ts
 //   curl -d @testdata/requests/default/inject.json localhost:8000/v1/gate
 //
-// CTXGATE_WASM overrides the module path; PORT the port (8000).
-// The SDK's browser build (a JavaScript WASI shim, the Worker's build): no
-// file access, and faster per call than the Node build Deno would resolve
-// for "@extism/extism" (docs/edge.md); check.ts checks both.
+// CTXGATE_WASM overrides the module path; PORT the port (8000); HOST the
+// address to listen on (Deno's default, all interfaces). A bad setting
+// ends it with one line on stderr: exit 2 for a bad PORT or an argument,
+// 1 for a file that cannot be read or a port that cannot be bound.
 import createPlugin from "../node_modules/@extism/extism/dist/browser/mod.js";
 import { errorJSON, Gate } from "../edge/ctxgate.js";
 
@@ -43,12 +43,59 @@ export async function makeHandler(wasm: WebAssembly.Module, policyJSON: string) 
 export async function loadWasm(): Promise<WebAssembly.Module> {
   const path = Deno.env.get("CTXGATE_WASM") ??
     new URL("../../host/wasm/ctxgate.wasm", import.meta.url).pathname;
-  return new WebAssembly.Module(await Deno.readFile(path));
+  return new WebAssembly.Module(await readFile(path, "the module", " (make build writes it; CTXGATE_WASM overrides the path)"));
+}
+
+// ConfigError is a setting the operator must fix; code is the exit code.
+class ConfigError extends Error {
+  constructor(message: string, readonly code = 1) {
+    super(message);
+  }
+}
+
+async function readFile(path: string, what: string, hint = ""): Promise<Uint8Array> {
+  try {
+    return await Deno.readFile(path);
+  } catch (err) {
+    const why = err instanceof Deno.errors.NotFound ? "no such file"
+      : err instanceof Deno.errors.PermissionDenied ? "permission denied"
+      : err instanceof Deno.errors.IsADirectory ? "is a directory"
+      : (err as Error).message;
+    throw new ConfigError(`cannot read ${what} ${path}: ${why}${hint}`);
+  }
+}
+
+async function main() {
+  if (Deno.args.length > 0) {
+    throw new ConfigError(`takes no arguments, got ${Deno.args[0]} (settings: CTXGATE_POLICY, CTXGATE_POLICY_FILE, CTXGATE_WASM, PORT, HOST)`, 2);
+  }
+  const portText = Deno.env.get("PORT") ?? "8000";
+  const port = Number(portText);
+  if (!/^[0-9]+$/.test(portText) || port > 65535) {
+    throw new ConfigError(`PORT must be a port number (0-65535), got ${JSON.stringify(portText)}`, 2);
+  }
+  const file = Deno.env.get("CTXGATE_POLICY_FILE");
+  const policy = Deno.env.get("CTXGATE_POLICY") ??
+    (file ? new TextDecoder().decode(await readFile(file, "CTXGATE_POLICY_FILE")) : "");
+  if (file && !policy.trim()) throw new ConfigError(`CTXGATE_POLICY_FILE ${file} is empty`);
+  const handler = await makeHandler(await loadWasm(), policy);
+  const hostname = Deno.env.get("HOST");
+  try {
+    Deno.serve({
+      port,
+      ...(hostname ? { hostname } : {}),
+      onListen: ({ hostname, port }) => console.log(`server.ts: listening on http://${hostname}:${port}/`),
+    }, handler);
+  } catch (err) {
+    throw new ConfigError(`cannot listen on ${hostname ?? "0.0.0.0"}:${port}: ${(err as Error).message}`);
+  }
 }
 
 if (import.meta.main) {
-  const file = Deno.env.get("CTXGATE_POLICY_FILE");
-  const policy = Deno.env.get("CTXGATE_POLICY") ?? (file ? await Deno.readTextFile(file) : "");
-  const handler = await makeHandler(await loadWasm(), policy);
-  Deno.serve({ port: Number(Deno.env.get("PORT") ?? 8000) }, handler);
+  try {
+    await main();
+  } catch (err) {
+    console.error(`server.ts: ${(err as Error).message}`);
+    Deno.exit(err instanceof ConfigError ? err.code : 1);
+  }
 }

@@ -12,7 +12,7 @@
 // Prints "node: N passed, M failed" and exits 1 on any failure.
 import createPlugin from "@extism/extism";
 import createBrowserPlugin from "../node_modules/@extism/extism/dist/browser/mod.js";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -73,17 +73,47 @@ for (const policy of [...new Set(cases.map((c) => c.policy))]) {
   if (Buffer.compare(out, Buffer.concat([c.want, Buffer.from("\n")])) === 0) passed++;
   else { failed++; failures.push(`gate.mjs ${policy}/${c.name}: output differs from the golden file`); }
 }
+// gate.mjs with good and bad command lines: a decision, or one line on
+// stderr (never a stack trace) and ctxgate's exit codes (1 bad input or an
+// unreadable file, 2 a bad command line).
 {
-  const cli = [fileURLToPath(new URL("gate.mjs", import.meta.url))];
+  const gateCli = fileURLToPath(new URL("gate.mjs", import.meta.url));
+  const reqFile = `${root}/testdata/requests/default/inject.json`;
   const env = { ...process.env, CTXGATE_WASM: wasmPath, NODE_NO_WARNINGS: "1" };
-  try {
-    execFileSync(process.execPath, cli, { input: '{"query":1}', env, timeout: 30000, stdio: ["pipe", "pipe", "pipe"] });
-    failed++;
-    failures.push("gate.mjs bad input: exit 0");
-  } catch (err) {
-    const problems = checkError({ status: 1, code: "bad_field", field: "query" }, err.status, new Uint8Array(err.stderr));
-    if (problems.length) { failed++; failures.push("gate.mjs bad input: " + problems.join("; ")); } else passed++;
+  const cliCases = [
+    { name: "preset", args: ["--policy", "support-agent", reqFile], status: 0, stdout: '"name":"support-agent"' },
+    { name: "flag after the file", args: [reqFile, "--policy", "wikigr"], status: 0, stdout: '"name":"wikigr"' },
+    { name: "--policy=", args: [reqFile, "--policy=rag-confidence"], status: 0, stdout: '"name":"rag-confidence"' },
+    { name: "policy file", args: ["--policy", `${root}/policies/wikigr.json`, reqFile], status: 0, stdout: '"name":"wikigr"' },
+    { name: "stdin", args: ["-"], input: readFileSync(reqFile), status: 0, stdout: '"name":"default"' },
+    { name: "help", args: ["-h"], status: 0, stdout: "usage: node gate.mjs" },
+    { name: "unknown preset", args: ["--policy", "strict", reqFile], status: 1, stderr: 'unknown policy "strict": no preset and no file of that name (presets: default, ' },
+    { name: "missing policy file", args: ["--policy", "conf/strict.json", reqFile], status: 1, stderr: "policy file conf/strict.json does not exist" },
+    { name: "policy directory", args: ["--policy", `${root}/policies`, reqFile], status: 1, stderr: `policy ${root}/policies is a directory, not a policy file` },
+    { name: "missing request", args: ["no-such-request.json"], status: 1, stderr: "cannot read the request no-such-request.json: no such file" },
+    { name: "missing module", args: [reqFile], env: { CTXGATE_WASM: "/no/such/module.wasm" }, status: 1, stderr: "cannot read the module /no/such/module.wasm: no such file" },
+    { name: "--policy without a value", args: ["--policy"], status: 2, stderr: "--policy needs a value" },
+    { name: "unknown flag", args: ["--frob", reqFile], status: 2, stderr: "unknown flag --frob" },
+    { name: "two requests", args: [reqFile, reqFile], status: 2, stderr: "one request at most" },
+  ];
+  for (const c of cliCases) {
+    const r = spawnSync(process.execPath, [gateCli, ...c.args], {
+      input: c.input ?? "", env: { ...env, ...c.env }, timeout: 30000, encoding: "utf8",
+    });
+    const problems = [];
+    if (r.status !== c.status) problems.push(`exit ${r.status}, want ${c.status}`);
+    if (c.stdout && !r.stdout.includes(c.stdout)) problems.push(`stdout lacks ${c.stdout}: ${r.stdout.slice(0, 120)}`);
+    if (c.stderr && !r.stderr.startsWith("gate.mjs: " + c.stderr)) problems.push(`stderr ${JSON.stringify(r.stderr)}, want "gate.mjs: ${c.stderr}..."`);
+    if (c.status === 0 && r.stderr) problems.push(`stderr ${JSON.stringify(r.stderr)}`);
+    // One line (plus the usage line for exit 2), no stack trace.
+    const lines = r.stderr.split("\n").filter(Boolean);
+    if (lines.length > (c.status === 2 ? 2 : 1) || /^\s+at |node:internal|\^/m.test(r.stderr)) problems.push(`not a clean error: ${JSON.stringify(r.stderr)}`);
+    if (problems.length) { failed++; failures.push(`gate.mjs ${c.name}: ${problems.join("; ")}`); } else passed++;
   }
+  // Bad input: the module's error JSON on stderr, exit 1.
+  const r = spawnSync(process.execPath, [gateCli], { input: '{"query":1}', env, timeout: 30000 });
+  const problems = checkError({ status: 1, code: "bad_field", field: "query" }, r.status, new Uint8Array(r.stderr));
+  if (problems.length) { failed++; failures.push("gate.mjs bad input: " + problems.join("; ")); } else passed++;
 }
 
 for (const f of failures) console.error("FAIL " + f);

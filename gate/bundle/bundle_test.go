@@ -223,8 +223,13 @@ func TestParseMode(t *testing.T) {
 			t.Errorf("%v.String() = %q, want %q", got, got.String(), s)
 		}
 	}
-	_, err := bundle.ParseMode("rsa")
-	wantPolicyError(t, err, "mode", "unknown signature mode")
+	if got, err := bundle.ParseMode("ml-dsa"); err != nil || got != bundle.MLDSA65Only {
+		t.Errorf("ParseMode(ml-dsa) = %v, %v; want the ML-DSA-65 mode", got, err)
+	}
+	for _, s := range []string{"rsa", "ML-DSA", "ml-dsa-44", "Hybrid", " ed25519"} {
+		_, err := bundle.ParseMode(s)
+		wantPolicyError(t, err, "mode", "unknown signature mode")
+	}
 }
 
 func TestIsBundle(t *testing.T) {

@@ -15,17 +15,29 @@ const (
 )
 
 // ParseMode reads a mode name as configs and flags spell it: "hybrid" (or
-// ""), "ed25519", "ml-dsa-65".
+// ""), "ed25519", "ml-dsa-65" (or "ml-dsa": ML-DSA-65 is the one ML-DSA
+// parameter set bundles use).
 func ParseMode(s string) (Mode, error) {
+	if m, ok := modeByName(s); ok {
+		return m, nil
+	}
+	return Hybrid, unknownMode("mode", s)
+}
+
+func modeByName(s string) (Mode, bool) {
 	switch s {
 	case "", "hybrid":
-		return Hybrid, nil
+		return Hybrid, true
 	case string(Ed25519):
-		return Ed25519Only, nil
-	case string(MLDSA65):
-		return MLDSA65Only, nil
+		return Ed25519Only, true
+	case string(MLDSA65), "ml-dsa":
+		return MLDSA65Only, true
 	}
-	return Hybrid, bad("mode", "unknown signature mode \""+s+"\" (want hybrid, ed25519 or ml-dsa-65)")
+	return Hybrid, false
+}
+
+func unknownMode(field, s string) error {
+	return bad(field, "unknown signature mode \""+s+"\" (want hybrid, ed25519 or ml-dsa-65)")
 }
 
 func (m Mode) String() string {

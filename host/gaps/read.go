@@ -1,23 +1,20 @@
 package gaps
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ctxgate/ctxgate/internal/jsonl"
 )
 
-// DefaultMaxLineBytes bounds one JSONL line. A 4096-dimension embedding
-// written with full float precision is about 100 KB, so 4 MiB leaves room for
-// anything legitimate while keeping a corrupt file (no newlines) from being
-// read into memory whole.
-const DefaultMaxLineBytes = 4 << 20
+// DefaultMaxLineBytes bounds one JSONL line (4 MiB; jsonl says why).
+const DefaultMaxLineBytes = jsonl.DefaultMaxLineBytes
 
 // ReadOptions controls how strictly a JSONL file is read.
 type ReadOptions struct {
@@ -48,19 +45,7 @@ type ReadStats struct {
 
 // LineError is a malformed line. Field names the offending JSON field when
 // the problem is one field ("kind", "query_embedding[3]", "time").
-type LineError struct {
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *LineError) Error() string {
-	s := "line " + strconv.Itoa(e.Line) + ": "
-	if e.Field != "" {
-		s += e.Field + ": "
-	}
-	return s + e.Msg
-}
+type LineError = jsonl.LineError
 
 // rawEvent is the wire shape. The nested GapEvent form lets a user pipe whole
 // decisions (ctxgate eval output) straight in.
@@ -129,55 +114,17 @@ func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, l
 	})
 }
 
-// readLines calls fn for each line (trimmed of CR/LF and surrounding space, a
-// leading BOM removed), or with a LineError for a line over the bound;
-// unterminated marks a last line with no newline. It stops at the first
-// error fn returns.
+// readLines is jsonl.Lines with a LineError for a line over the bound.
 func readLines(r io.Reader, max int, fn func(n int, line []byte, unterminated bool, lerr *LineError) error) error {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var buf []byte
-	for n := 1; ; n++ {
-		buf = buf[:0]
-		tooLong := false
-		var err error
-		for {
-			var part []byte
-			part, err = br.ReadSlice('\n')
-			if !tooLong {
-				if len(buf)+len(part) > max+1 { // +1: the newline itself
-					tooLong = true
-					buf = buf[:0]
-				} else {
-					buf = append(buf, part...)
-				}
-			}
-			if err != bufio.ErrBufferFull {
-				break
-			}
-		}
-		if err != nil && err != io.EOF {
-			return err
-		}
+	return jsonl.Lines(r, max, func(n int, line []byte, unterminated, tooLong bool) error {
 		if tooLong {
-			if e := fn(n, nil, false, &LineError{Line: n, Msg: "line longer than " + strconv.Itoa(max) + " bytes"}); e != nil {
-				return e
-			}
-		} else if len(buf) > 0 || err == nil {
-			line := bytes.TrimSpace(buf)
-			if n == 1 {
-				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
-			}
-			if e := fn(n, line, err == io.EOF, nil); e != nil {
-				return e
-			}
+			return fn(n, nil, false, &LineError{Line: n, Msg: "line longer than " + strconv.Itoa(max) + " bytes"})
 		}
-		if err == io.EOF {
-			return nil
-		}
-	}
+		return fn(n, line, unterminated, nil)
+	})
 }
 
 func decodeEvent(line []byte, n int) (Event, bool, *LineError) {
@@ -257,29 +204,8 @@ func decodeEvent(line []byte, n int) (Event, bool, *LineError) {
 // jsonLineError names the field encoding/json complained about, so that
 // "signals.coverage: must be a number" reads like the gate's own errors.
 func jsonLineError(n int, err error) *LineError {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return &LineError{Line: n, Field: te.Field, Msg: "must be " + jsonTypeName(te.Type.Kind().String()) + ", got " + te.Value}
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return &LineError{Line: n, Msg: "not JSON at byte " + strconv.FormatInt(se.Offset, 10) + ": " + se.Error()}
-	}
-	return &LineError{Line: n, Msg: err.Error()}
-}
-
-func jsonTypeName(kind string) string {
-	switch kind {
-	case "float64":
-		return "a number"
-	case "string":
-		return "a string"
-	case "slice":
-		return "an array"
-	case "map", "struct", "ptr":
-		return "an object"
-	}
-	return kind
+	field, msg := jsonl.Describe(err)
+	return &LineError{Line: n, Field: field, Msg: msg}
 }
 
 func dotted(f string) string {

@@ -3,14 +3,13 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/host/decisionlog"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -79,13 +78,17 @@ func (s *Server) decide(r *http.Request, request []byte, withPrompt bool) ([]byt
 			"require_embeddings is set: send query_embedding and an embedding for each chunk")
 	}
 	s.metrics.observe(d, elapsed.Seconds())
+	d.request, d.path = request, r.URL.Path
 	return out, d, nil
 }
 
-// remember keeps the decision for feedback and logs its gap event, if any
-// (a hard refusal or a low-confidence decision).
+// remember keeps the decision for feedback, writes its decision-log line
+// and logs its gap event, if any (a hard refusal or a low-confidence
+// decision).
 func (s *Server) remember(id, query string, emb []byte, d *decisionView) {
 	s.records.put(id, newRecord(query, emb, d))
+	s.decLog.log(id, d)
+	d.request = nil // the gateway keeps d while the upstream answers
 	if d.hasGap() {
 		s.gaps.add(gapKind(d.GapEvent), d.GapEvent, id, d.Policy)
 	}
@@ -190,70 +193,6 @@ func (s *Server) logSoftRefusal(id string, v *validationView) {
 	}
 }
 
-// handleFeedback: POST /v1/feedback {"decision_id", "rating": "up"|"down",
-// "comment"}. A thumbs-down is a gap event.
-func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
-	body, e := s.readBody(w, r)
-	if e != nil {
-		s.fail(w, e)
-		return
-	}
-	var fb struct {
-		DecisionID *string `json:"decision_id"`
-		Rating     *string `json:"rating"`
-		Comment    string  `json:"comment"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fb); err != nil {
-		s.fail(w, feedbackDecodeError(err))
-		return
-	}
-	switch {
-	case fb.DecisionID == nil || *fb.DecisionID == "":
-		s.fail(w, newAPIError(422, "bad_field", "decision_id", "required: the X-Ctxgate-Decision-Id of the decision rated"))
-		return
-	case fb.Rating == nil || (*fb.Rating != "up" && *fb.Rating != "down"):
-		s.fail(w, newAPIError(422, "bad_field", "rating", `must be "up" or "down"`))
-		return
-	case len(fb.Comment) > 4096:
-		s.fail(w, newAPIError(413, "limit", "comment", "at most 4096 bytes"))
-		return
-	}
-	id := *fb.DecisionID
-	rec := s.records.get(id)
-	if rec == nil {
-		s.fail(w, newAPIError(404, codeNotFound, "decision_id",
-			"unknown decision id (too old: the server remembers the last "+strconv.Itoa(s.opts.FeedbackEntries)+" decisions, or from before a restart)"))
-		return
-	}
-	s.metrics.feedback.WithLabelValues(*fb.Rating).Inc()
-	gap := *fb.Rating == "down"
-	if gap {
-		s.gaps.add("thumbs_down", rec.appendGapEvent(nil, "thumbs_down", fb.Comment), id, rec.policy)
-	}
-	out := []byte(`{"decision_id":`)
-	out = jsonx.AppendString(out, id)
-	out = append(out, `,"rating":`...)
-	out = jsonx.AppendString(out, *fb.Rating)
-	out = append(out, `,"gap_event":`...)
-	out = strconv.AppendBool(out, gap && s.gaps != nil)
-	out = append(out, '}')
-	writeJSON(w, http.StatusOK, out)
-}
-
-func feedbackDecodeError(err error) *apiError {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return newAPIError(422, "bad_field", te.Field, "must be a "+te.Type.String())
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return newAPIError(422, "bad_field", strings.Trim(f, `"`), "unknown field")
-	}
-	return newAPIError(400, "bad_json", "", "feedback is not a JSON object: "+msg)
-}
-
 // handlePolicy: GET /v1/policy, the active policy document and identity.
 func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
 	a := s.cur.Load()
@@ -283,13 +222,7 @@ func (s *Server) handlePolicy(w http.ResponseWriter, r *http.Request) {
 }
 
 func appendRef(dst []byte, r policyRef) []byte {
-	dst = append(dst, `{"name":`...)
-	dst = jsonx.AppendString(dst, r.Name)
-	dst = append(dst, `,"version":`...)
-	dst = jsonx.AppendString(dst, r.Version)
-	dst = append(dst, `,"sha256":`...)
-	dst = jsonx.AppendString(dst, r.SHA256)
-	return append(dst, '}')
+	return decisionlog.AppendPolicy(dst, decisionlog.PolicyRef(r))
 }
 
 // handleHealth: GET /healthz, 200 when a policy is loaded and the server is

@@ -196,7 +196,7 @@ func TestNoPolicy(t *testing.T) {
 func TestRequirePolicy(t *testing.T) {
 	_, err := New(context.Background(), Options{Wasm: testmodules.Bytes(t, host.ModuleTinyGo), RequirePolicy: true, Logger: slog.New(slog.DiscardHandler),
 		Policy: PolicySource{Path: "no-such-preset-or-file"}, ReloadPoll: -1})
-	if err == nil || !strings.Contains(err.Error(), "not a preset name") {
+	if err == nil || !strings.Contains(err.Error(), "not a preset name (presets: default, wikigr,") {
 		t.Fatalf("err = %v", err)
 	}
 }

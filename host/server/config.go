@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host"
 )
 
@@ -23,6 +24,9 @@ type FileConfig struct {
 	Listen string   `yaml:"listen"`
 	Policy string   `yaml:"policy"` // a policy file, a signed bundle, or a preset name
 	Trust  []string `yaml:"trust"`  // trust files: only policies they sign are loaded
+	// TrustMode is the signatures a bundle needs: hybrid (the default),
+	// ed25519 or ml-dsa-65 (alias ml-dsa). It needs trust.
+	TrustMode string `yaml:"trust_mode"`
 	// MinVersion refuses a policy older than this version (and with trust
 	// keys, reloads never go back from the running version).
 	MinVersion string `yaml:"min_version"`
@@ -35,6 +39,8 @@ type FileConfig struct {
 	// GapLogKeep rotated files are kept (0: 5).
 	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
 	GapLogKeep     int   `yaml:"gap_log_keep"`
+	// The decision log, the feedback log and their secrets.
+	DecisionLogConfig `yaml:",inline"`
 
 	DocumentsPath string `yaml:"documents_path"`
 	QueryPath     string `yaml:"query_path"`
@@ -181,11 +187,24 @@ func (c *FileConfig) Options() (Options, error) {
 		LargeBodyBytes:      c.Limits.LargeBodyBytes,
 		LargeConcurrency:    c.Limits.LargeConcurrency,
 	}
+	if err := c.DecisionLogConfig.apply(&o); err != nil {
+		return o, err
+	}
 	if c.ReloadPoll != nil {
 		o.ReloadPoll = time.Duration(*c.ReloadPoll)
 		if o.ReloadPoll == 0 {
 			o.ReloadPoll = -1 // "0s" in the file: no polling
 		}
+	}
+	if c.TrustMode != "" {
+		m, err := bundle.ParseMode(c.TrustMode)
+		if err != nil {
+			return o, errors.New("config: trust_mode (--trust-mode): unknown mode " + strconv.Quote(c.TrustMode) + " (want hybrid, ed25519 or ml-dsa-65)")
+		}
+		if len(c.Trust) == 0 {
+			return o, errors.New("config: trust_mode (--trust-mode) is " + c.TrustMode + " but no trust files are given (trust, --trust): nothing would be verified")
+		}
+		o.Policy.TrustMode = m
 	}
 	if c.Module != "" {
 		m, err := host.ParseModule(c.Module)

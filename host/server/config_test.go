@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxgate/ctxgate/gate/bundle"
 )
 
 func TestExampleConfig(t *testing.T) {
@@ -44,9 +46,26 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%q: err %v, want it to name %q", doc, err, want)
 		}
 	}
-	c, _ := ParseFileConfig([]byte("module: rust\n"))
-	if _, err := c.Options(); err == nil {
-		t.Error("unknown module accepted")
+	for doc, want := range map[string]string{
+		"module: rust\n":                           "module",
+		"trust: [k.pub]\ntrust_mode: rsa\n":        `unknown mode "rsa"`,
+		"trust_mode: ed25519\n":                    "no trust files are given",
+		"policy: p.json\ntrust_mode: hybrid\n":     "no trust files are given",
+		"trust: [k.pub]\ntrust_mode: \"ML-DSA\"\n": "unknown mode",
+	} {
+		c, err := ParseFileConfig([]byte(doc))
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if _, err := c.Options(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want it to name %q", doc, err, want)
+		}
+	}
+	for name, want := range map[string]bundle.Mode{"": bundle.Hybrid, "hybrid": bundle.Hybrid, "ed25519": bundle.Ed25519Only, "ml-dsa-65": bundle.MLDSA65Only, "ml-dsa": bundle.MLDSA65Only} {
+		c, _ := ParseFileConfig([]byte("trust: [k.pub]\ntrust_mode: \"" + name + "\"\n"))
+		if o, err := c.Options(); err != nil || o.Policy.TrustMode != want {
+			t.Errorf("trust_mode %q: %v, %v", name, o.Policy.TrustMode, err)
+		}
 	}
 	if c, err := ParseFileConfig(nil); err != nil || c.Listen != "" {
 		t.Errorf("empty file: %v", err)

@@ -16,6 +16,7 @@ import (
 type decisionView struct {
 	Action     string
 	Level      string
+	Band       string
 	Confidence json.Number // as the decision wrote it
 	Signals    []byte      // the signals object, compact JSON
 	Chunks     []chunkView
@@ -26,12 +27,17 @@ type decisionView struct {
 	ConfidenceFactors []string
 	GapEvent          []byte // the gap_event object's bytes, nil when null
 	Policy            policyRef
+
+	// request and path are the gate request decided and the endpoint, for
+	// the decision log; remember drops request once it is logged.
+	request []byte
+	path    string
 }
 
 type chunkView struct {
-	ID, DocID, Tag string
-	Kept           bool
-	Score          json.Number
+	ID, DocID, Tag, Reason string
+	Kept                   bool
+	Score                  json.Number
 }
 
 type promptView struct{ Instructions, Sources, Minimal string }
@@ -64,6 +70,8 @@ func readDecision(b []byte, withPrompt bool) (*decisionView, error) {
 			d.Action = str(val)
 		case "level":
 			d.Level = str(val)
+		case "band":
+			d.Band = str(val)
 		case "confidence":
 			d.Confidence = json.Number(val)
 		case "caveat":
@@ -84,6 +92,8 @@ func readDecision(b []byte, withPrompt bool) (*decisionView, error) {
 						c.DocID = str(v)
 					case "tag":
 						c.Tag = str(v)
+					case "reason":
+						c.Reason = str(v)
 					case "kept":
 						c.Kept = string(v) == "true"
 					case "score":

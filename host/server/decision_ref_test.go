@@ -35,6 +35,8 @@ func readDecisionRef(b []byte, withPrompt bool) (*decisionView, error) {
 			d.Action = parse(val, 1).Str()
 		case "level":
 			d.Level = parse(val, 1).Str()
+		case "band":
+			d.Band = parse(val, 1).Str()
 		case "confidence":
 			d.Confidence = json.Number(val)
 		case "caveat":
@@ -49,7 +51,7 @@ func readDecisionRef(b []byte, withPrompt bool) (*decisionView, error) {
 			for i := range d.Chunks {
 				c := cs.Index(i)
 				d.Chunks[i] = chunkView{ID: c.Get("id").Str(), DocID: c.Get("doc_id").Str(), Tag: c.Get("tag").Str(),
-					Kept: c.Get("kept").Bool(), Score: json.Number(c.Get("score").Raw())}
+					Reason: c.Get("reason").Str(), Kept: c.Get("kept").Bool(), Score: json.Number(c.Get("score").Raw())}
 			}
 		case "prompt":
 			if withPrompt && val[0] == '{' {

@@ -22,7 +22,7 @@ func (s *Server) callFailed(r *http.Request, op string, a *active, n int, err er
 	if errors.As(err, &ge) || errors.Is(err, host.ErrTimeout) || errors.Is(err, host.ErrClosed) {
 		return e
 	}
-	e.ID = s.newID()
+	e.ID = s.ids.issue(idFault)
 	pool := "fast"
 	if a.large != nil && n > a.largeFrom {
 		pool = "large"

@@ -14,22 +14,23 @@ import (
 	"github.com/ctxgate/ctxgate/host/gaps"
 )
 
-// gapLog appends knowledge-gap events to a JSONL file (docs/architecture.md:
-// the decision's gap_event object plus time, decision_id and policy). One
+// lineLog appends JSON lines to a file: the knowledge-gap log (gap events,
+// docs/architecture.md), the decision log and the feedback log. One
 // goroutine owns the file: handlers hand it lines through a channel and do
 // not wait, and it writes whatever has queued up in one write followed by one
-// fsync (group commit). So a burst of refusals costs one fsync, not one each,
-// and no request holds a lock around disk I/O. An event is on disk within one
+// fsync (group commit). So a burst of lines costs one fsync, not one each,
+// and no request holds a lock around disk I/O. A line is on disk within one
 // batch of being queued; Close drains and syncs everything queued.
 //
 // Each line is written whole or not at all: when a write comes up short (a
 // full disk, a file size limit), the file is cut back to its last complete
-// line, so the next event never lands on the end of a partial one. Only
+// line, so the next line never lands on the end of a partial one. Only
 // complete lines count as written.
-type gapLog struct {
+type lineLog struct {
+	name string // "gap log", "decision log": how the server's own log names it
 	path string
-	open func(path string) (gapFile, error)
-	f    gapFile
+	open func(path string) (logFile, error)
+	f    logFile
 	size int64 // bytes in the current file
 	// torn: a partial line could not be cut off; the next write starts on
 	// a new line so that only that one line is lost.
@@ -38,12 +39,12 @@ type gapLog struct {
 	maxBytes int64 // rotate when the file reaches this size; 0: never
 	keep     int   // rotated files kept: path.1 (newest) .. path.keep
 
-	ch      chan gapLine
+	ch      chan queuedLine
 	chMu    sync.RWMutex // Reopen's send against Close
 	closed  bool
 	done    chan struct{}
 	log     *slog.Logger
-	m       *metrics
+	count   lineCounters
 	closeMu sync.Once
 
 	// Counters for Flush: add only increments queued (no lock); the
@@ -53,9 +54,9 @@ type gapLog struct {
 	cond            *sync.Cond
 }
 
-// gapFile is what the writer needs of an *os.File; tests give it a file
+// logFile is what the writer needs of an *os.File; tests give it a file
 // that fails mid-line.
-type gapFile interface {
+type logFile interface {
 	Write([]byte) (int, error)
 	Sync() error
 	Truncate(size int64) error
@@ -63,38 +64,54 @@ type gapFile interface {
 	Close() error
 }
 
-// gapLine is one event line, or (reopen set) a request to reopen the file,
+// queuedLine is one line, or (reopen set) a request to reopen the file,
 // handled in order with the lines queued before it.
-type gapLine struct {
+type queuedLine struct {
 	b      []byte
 	kind   string
 	reopen chan error
 }
 
-const gapQueue = 4096
+const lineQueue = 4096
 
-// gapLogOptions are the file's rotation settings.
-type gapLogOptions struct {
+// lineCounters are the metrics a log keeps: lines written whole and synced
+// (by kind), lines lost, files rotated.
+type lineCounters struct {
+	written   func(kind string)
+	lost      func(lines int)
+	rotations func()
+}
+
+// lineLogOptions are the file's rotation settings.
+type lineLogOptions struct {
 	maxBytes int64
 	keep     int
-	open     func(path string) (gapFile, error) // nil: os.OpenFile for appending
+	open     func(path string) (logFile, error) // nil: os.OpenFile for appending
 }
 
 // openAppend opens for appending, and for reading the last byte (a line a
 // crash left partial).
-func openAppend(path string) (gapFile, error) {
+func openAppend(path string) (logFile, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 }
 
-func openGapLog(path string, o gapLogOptions, log *slog.Logger, m *metrics) (*gapLog, error) {
+func openGapLog(path string, o lineLogOptions, log *slog.Logger, m *metrics) (*lineLog, error) {
+	return openLineLog("gap log", path, o, log, lineCounters{
+		written:   func(kind string) { m.gapEvents.WithLabelValues(kind).Inc() },
+		lost:      func(n int) { m.gapLogErrors.Add(float64(n)) },
+		rotations: m.gapLogRotations.Inc,
+	})
+}
+
+func openLineLog(name, path string, o lineLogOptions, log *slog.Logger, c lineCounters) (*lineLog, error) {
 	if o.open == nil {
 		o.open = openAppend
 	}
 	if o.keep <= 0 {
 		o.keep = 1
 	}
-	g := &gapLog{path: path, open: o.open, maxBytes: o.maxBytes, keep: o.keep,
-		ch: make(chan gapLine, gapQueue), done: make(chan struct{}), log: log, m: m}
+	g := &lineLog{name: name, path: path, open: o.open, maxBytes: o.maxBytes, keep: o.keep,
+		ch: make(chan queuedLine, lineQueue), done: make(chan struct{}), log: log, count: c}
 	if err := g.reopenFile(); err != nil {
 		return nil, err
 	}
@@ -105,10 +122,10 @@ func openGapLog(path string, o gapLogOptions, log *slog.Logger, m *metrics) (*ga
 
 // reopenFile opens the path anew (after a rename by logrotate, or a
 // rotation of ours) and closes the file it replaces.
-func (g *gapLog) reopenFile() error {
+func (g *lineLog) reopenFile() error {
 	f, err := g.open(g.path)
 	if err != nil {
-		return errors.New("gap log: " + err.Error())
+		return errors.New(g.name + ": " + err.Error())
 	}
 	var size int64
 	if st, err := f.Stat(); err == nil {
@@ -126,7 +143,7 @@ func (g *gapLog) reopenFile() error {
 
 // endsLine reports whether the file's last byte is a newline (a file left
 // with a partial line by a crash gets its next line on a line of its own).
-func endsLine(f gapFile, size int64) bool {
+func endsLine(f logFile, size int64) bool {
 	r, ok := f.(interface {
 		ReadAt([]byte, int64) (int, error)
 	})
@@ -140,22 +157,26 @@ func endsLine(f gapFile, size int64) bool {
 	return b[0] == '\n'
 }
 
-// add queues one event. It blocks only when gapQueue lines are already
+// add queues one gap event. It blocks only when lineQueue lines are already
 // waiting for the disk: back-pressure rather than a silently dropped gap.
-func (g *gapLog) add(kind string, gapEvent []byte, id string, p policyRef) {
+func (g *lineLog) add(kind string, gapEvent []byte, id string, p policyRef) {
 	if g == nil || len(gapEvent) < 2 || gapEvent[0] != '{' {
 		return
 	}
-	line := gaps.AppendEventLine(make([]byte, 0, len(gapEvent)+160), gapEvent, time.Now(), id, gaps.PolicyRef(p))
+	g.addLine(kind, gaps.AppendEventLine(make([]byte, 0, len(gapEvent)+160), gapEvent, time.Now(), id, gaps.PolicyRef(p)))
+}
+
+// addLine queues one whole line, newline included; it blocks as add does.
+func (g *lineLog) addLine(kind string, line []byte) {
 	g.queued.Add(1)
-	g.ch <- gapLine{b: line, kind: kind}
+	g.ch <- queuedLine{b: line, kind: kind}
 }
 
 // Reopen makes the writer close the file and open its path again, after
 // the lines already queued are written: SIGHUP after a rename-based
 // rotation (logrotate's default) moves the writing to the new file. On an
 // error the old file stays in use.
-func (g *gapLog) Reopen() error {
+func (g *lineLog) Reopen() error {
 	if g == nil {
 		return nil
 	}
@@ -163,18 +184,18 @@ func (g *gapLog) Reopen() error {
 	g.chMu.RLock()
 	if g.closed {
 		g.chMu.RUnlock()
-		return errors.New("gap log: closed")
+		return errors.New(g.name + ": closed")
 	}
-	g.ch <- gapLine{reopen: done}
+	g.ch <- queuedLine{reopen: done}
 	g.chMu.RUnlock()
 	return <-done
 }
 
-func (g *gapLog) run() {
+func (g *lineLog) run() {
 	defer close(g.done)
 	var buf []byte
 	var kinds []string
-	var control *gapLine
+	var control *queuedLine
 	for first := range g.ch {
 		buf, kinds, control = buf[:0], kinds[:0], nil
 		if first.reopen != nil {
@@ -208,9 +229,9 @@ func (g *gapLog) run() {
 		if control != nil {
 			err := g.reopenFile()
 			if err != nil {
-				g.log.Error("gap log: reopen failed; still writing to the old file", "path", g.path, "error", err.Error())
+				g.log.Error(g.name+": reopen failed; still writing to the old file", "path", g.path, "error", err.Error())
 			} else {
-				g.log.Info("gap log reopened", "path", g.path)
+				g.log.Info(g.name+" reopened", "path", g.path)
 			}
 			control.reopen <- err
 		}
@@ -219,8 +240,8 @@ func (g *gapLog) run() {
 
 // writeBatch writes the lines in buf (one per kind) and syncs them. A short
 // write keeps the complete lines it wrote and cuts the file back to the
-// last of them; the events after it are lost, logged and counted as such.
-func (g *gapLog) writeBatch(buf []byte, kinds []string) {
+// last of them; the lines after it are lost, logged and counted as such.
+func (g *lineLog) writeBatch(buf []byte, kinds []string) {
 	if g.torn {
 		// A partial line is still at the end of the file: end it, so it
 		// is one bad line and not the start of this batch's first.
@@ -248,7 +269,7 @@ func (g *gapLog) writeBatch(buf []byte, kinds []string) {
 		}
 	}
 	for _, k := range kinds[:lines] {
-		g.m.gapEvents.WithLabelValues(k).Inc()
+		g.count.written(k)
 	}
 	if lines < len(kinds) {
 		g.lost(len(kinds)-lines, err)
@@ -262,49 +283,49 @@ func (g *gapLog) writeBatch(buf []byte, kinds []string) {
 // size comes from the file itself (another writer, or a truncation by an
 // operator, may have moved it); if the cut fails, the next write starts a
 // new line instead.
-func (g *gapLog) cutPartial(partial int64) {
+func (g *lineLog) cutPartial(partial int64) {
 	st, err := g.f.Stat()
 	if err == nil {
 		err = g.f.Truncate(st.Size() - partial)
 	}
 	if err != nil {
 		g.torn = true
-		g.log.Error("gap log: cannot remove a partial line; the next event starts a new line", "error", err.Error())
+		g.log.Error(g.name+": cannot remove a partial line; the next line starts a new one", "error", err.Error())
 	}
 }
 
-func (g *gapLog) lost(events int, err error) {
-	g.m.gapLogErrors.Add(float64(events))
+func (g *lineLog) lost(lines int, err error) {
+	g.count.lost(lines)
 	msg := "unknown"
 	if err != nil {
 		msg = err.Error()
 	}
-	g.log.Error("gap log: write failed; events lost", "events", events, "error", msg)
+	g.log.Error(g.name+": write failed; events lost", "events", lines, "error", msg)
 }
 
 // rotate renames path to path.1 (path.1 to path.2, ... up to keep; the
 // oldest is replaced) and starts a new file.
-func (g *gapLog) rotate() {
+func (g *lineLog) rotate() {
 	for i := g.keep - 1; i >= 1; i-- {
 		err := os.Rename(g.path+"."+strconv.Itoa(i), g.path+"."+strconv.Itoa(i+1))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			g.log.Error("gap log: rotation failed", "error", err.Error())
+			g.log.Error(g.name+": rotation failed", "error", err.Error())
 			return
 		}
 	}
 	if err := os.Rename(g.path, g.path+".1"); err != nil {
-		g.log.Error("gap log: rotation failed", "error", err.Error())
+		g.log.Error(g.name+": rotation failed", "error", err.Error())
 		return
 	}
 	if err := g.reopenFile(); err != nil {
-		g.log.Error("gap log: rotation failed; still writing to the rotated file", "error", err.Error())
+		g.log.Error(g.name+": rotation failed; still writing to the rotated file", "error", err.Error())
 		return
 	}
-	g.m.gapLogRotations.Inc()
+	g.count.rotations()
 }
 
-// Flush waits until every event queued so far is written and synced.
-func (g *gapLog) Flush() {
+// Flush waits until every line queued so far is written and synced.
+func (g *lineLog) Flush() {
 	if g == nil {
 		return
 	}
@@ -319,7 +340,7 @@ func (g *gapLog) Flush() {
 // Close writes and syncs what is queued and closes the file. No add may run
 // concurrently with or after Close (the server closes it after draining
 // requests).
-func (g *gapLog) Close() error {
+func (g *lineLog) Close() error {
 	if g == nil {
 		return nil
 	}

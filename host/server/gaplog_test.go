@@ -87,7 +87,7 @@ func TestGapLogShortWrite(t *testing.T) {
 			quota := 2*lineLen + lineLen/2 // room for two and a half lines
 			m := newMetrics(&Server{})
 			logs := &syncBuffer{}
-			g, err := openGapLog(path, gapLogOptions{open: func(p string) (gapFile, error) {
+			g, err := openGapLog(path, lineLogOptions{open: func(p string) (logFile, error) {
 				f, err := openAppend(p)
 				if err != nil {
 					return nil, err
@@ -139,7 +139,7 @@ func TestGapLogTornLineIsolated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gaps.jsonl")
 	quota := int64(150)
 	m := newMetrics(&Server{})
-	g, err := openGapLog(path, gapLogOptions{open: func(p string) (gapFile, error) {
+	g, err := openGapLog(path, lineLogOptions{open: func(p string) (logFile, error) {
 		f, err := openAppend(p)
 		if err != nil {
 			return nil, err
@@ -202,7 +202,7 @@ func gapLogChild(dir string) {
 		os.Exit(1)
 	}
 	m := newMetrics(&Server{})
-	g, err := openGapLog(filepath.Join(dir, "gaps.jsonl"), gapLogOptions{}, slog.New(slog.NewTextHandler(io.Discard, nil)), m)
+	g, err := openGapLog(filepath.Join(dir, "gaps.jsonl"), lineLogOptions{}, slog.New(slog.NewTextHandler(io.Discard, nil)), m)
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)
@@ -226,7 +226,7 @@ func TestGapLogRotation(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "gaps.jsonl")
 	m := newMetrics(&Server{})
-	g, err := openGapLog(path, gapLogOptions{maxBytes: 1000, keep: 3}, slog.New(slog.NewTextHandler(io.Discard, nil)), m)
+	g, err := openGapLog(path, lineLogOptions{maxBytes: 1000, keep: 3}, slog.New(slog.NewTextHandler(io.Discard, nil)), m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestGapLogRotation(t *testing.T) {
 func TestGapLogReopen(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "gaps.jsonl")
-	g, err := openGapLog(path, gapLogOptions{}, slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics(&Server{}))
+	g, err := openGapLog(path, lineLogOptions{}, slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics(&Server{}))
 	if err != nil {
 		t.Fatal(err)
 	}

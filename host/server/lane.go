@@ -45,7 +45,7 @@ func (s *Server) buildLane(ctx context.Context, a *active, l *loaded) error {
 func (s *Server) gateOptions(l *loaded, poolSize int, interrupt host.Interrupt) host.Options {
 	return host.Options{
 		Module: s.opts.Module, Wasm: s.opts.Wasm,
-		Policy: l.policy, TrustKeys: l.trust,
+		Policy: l.policy, TrustKeys: l.trust, TrustMode: s.opts.Policy.TrustMode,
 		PoolSize: poolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
 		Interrupt:     interrupt,
 		MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host/signing"
@@ -25,6 +26,9 @@ type PolicySource struct {
 	// TrustFiles are trust files (ctxgate keygen's PREFIX.pub). When set,
 	// only a bundle signed by these keys is loaded, at start and on reload.
 	TrustFiles []string
+	// TrustMode is the signatures a bundle needs (host.Options.TrustMode):
+	// hybrid by default; Ed25519Only or MLDSA65Only for single-scheme keys.
+	TrustMode bundle.Mode
 	// SufficientContext overrides parts of the policy (the sufficient-context gateway's config).
 	SufficientContext *SufficientContext
 }
@@ -75,7 +79,8 @@ func (ps *PolicySource) Load() (*loaded, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			p, ok := policies.Get(ps.Path)
 			if !ok {
-				return nil, errors.New("policy " + strconv.Quote(ps.Path) + ": no such file, and not a preset name")
+				return nil, errors.New("policy " + strconv.Quote(ps.Path) + ": no such file, and not a preset name (presets: " +
+					strings.Join(policies.Names(), ", ") + "; ctxgate policies describes them)")
 			}
 			l.policy, l.source = p, "preset "+ps.Path
 		default:

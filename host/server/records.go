@@ -24,6 +24,7 @@ type record struct {
 	top        []topChunk
 	policy     policyRef
 	at         time.Time
+	verdict    feedbackVerdict // the latest feedback (feedback.go), under the shard's lock
 }
 
 type topChunk struct {

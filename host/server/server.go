@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -84,6 +82,20 @@ type Options struct {
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
 
+	// DecisionLog writes one JSON line per decision (decisionlog.go,
+	// docs/decision-log.md); an empty Path: no log.
+	DecisionLog DecisionLogOptions
+	// FeedbackLog records each accepted POST /v1/feedback as one JSON line:
+	// the verdicts `ctxgate decisions join` pairs with the decision log.
+	// Empty: verdicts are counted but not recorded.
+	FeedbackLog string
+	// FeedbackTokens, when any, are the bearer tokens POST /v1/feedback
+	// must present (401 otherwise).
+	FeedbackTokens []string
+	// DecisionIDKey signs decision ids (ids.go), at least MinIDKeyBytes;
+	// nil: a random key per process (ids do not survive a restart).
+	DecisionIDKey []byte
+
 	MaxBodyBytes     int64         // request bodies; default 8 MiB (413 above)
 	MaxResponseBytes int64         // upstream JSON answers checked; larger pass unchecked
 	ReadTimeout      time.Duration // whole request, headers and body; default 30 s
@@ -161,12 +173,13 @@ type Server struct {
 	reloadMu sync.Mutex
 	metrics  *metrics
 	records  *records
-	gaps     *gapLog
+	gaps     *lineLog
 	upstream *url.URL
 	client   *http.Client
 	http     *http.Server
-	idPrefix string
-	idSeq    atomic.Uint64
+	ids      *idIssuer      // decision ids: random, MAC-signed (ids.go)
+	decLog   *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
+	fbState  *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
 	closing  atomic.Bool
 	faultLog rateLimit // trap and internal-error log lines: one a second
 
@@ -184,9 +197,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}, faultLog: rateLimit{interval: time.Second}}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
-	var pre [6]byte
-	rand.Read(pre[:])
-	s.idPrefix = hex.EncodeToString(pre[:]) + "-"
+	ids, err := newIDIssuer(opts.DecisionIDKey)
+	if err != nil {
+		return nil, err
+	}
+	s.ids = ids
 	if opts.Upstream != "" {
 		u, err := url.Parse(opts.Upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -213,12 +228,17 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
 	}
 	if opts.GapLog != "" {
-		g, err := openGapLog(opts.GapLog, gapLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
+		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
 		if err != nil {
 			s.closeGate()
 			return nil, err
 		}
 		s.gaps = g
+	}
+	if err := s.openLearningLogs(); err != nil {
+		s.closeGate()
+		s.gaps.Close()
+		return nil, err
 	}
 	s.http = &http.Server{
 		Handler:           s.Handler(),
@@ -297,6 +317,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if cerr := s.gaps.Close(); err == nil {
 			err = cerr
 		}
+		if cerr := s.closeLearningLogs(); err == nil {
+			err = cerr
+		}
 	})
 	return err
 }
@@ -315,10 +338,10 @@ func (s *Server) closeGate() {
 	}
 }
 
-// newID returns a decision id: a random per-process prefix and a counter,
-// unique without coordination between requests.
+// newID returns a new decision id (ids.go): unguessable, and checkable by
+// this server (or one sharing its key) without remembering it.
 func (s *Server) newID() string {
-	return s.idPrefix + strconv.FormatUint(s.idSeq.Add(1), 10)
+	return s.ids.issue(idDecision)
 }
 
 // fail writes an error answer and counts it.

@@ -46,9 +46,12 @@ func appendLine(m []byte, name, value string) []byte {
 	return append(m, '\n')
 }
 
-// SignReceipt signs a receipt for one evaluation. policySHA256 is the
-// decision's policy.sha256; t is the host's clock, written in UTC with
-// nanoseconds (RFC 3339).
+// SignReceipt signs a receipt for one evaluation. request and decision are
+// the exact bytes the host received and handed out (ctxgate eval: the
+// decision JSON and the newline it writes after it), so an auditor's copy
+// of them hashes to the receipt. policySHA256 is the decision's
+// policy.sha256; t is the host's clock, written in UTC with nanoseconds
+// (RFC 3339).
 func SignReceipt(request, decision []byte, policySHA256 string, t time.Time, keys ...*PrivateKey) ([]byte, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("signing: no signing keys")

@@ -42,6 +42,10 @@ const (
 	// ConfigTrustKeys holds the trusted public keys (gate/bundle). When set,
 	// only a bundle they sign is loaded.
 	ConfigTrustKeys = "trust_keys"
+	// ConfigTrustMode is the signatures a bundle needs: "hybrid" (the
+	// default: Ed25519 and ML-DSA-65), "ed25519" or "ml-dsa-65"
+	// (bundle.ParseMode). Set without ConfigTrustKeys, it is an error.
+	ConfigTrustMode = "trust_mode"
 )
 
 // Op selects what ctxgate_call runs.

@@ -46,7 +46,8 @@ func (p *Plugin) Engine() (*gate.Engine, error) {
 func (p *Plugin) build() (*gate.Engine, error) {
 	policy, _ := p.lookup(abi.ConfigPolicy)
 	trust, _ := p.lookup(abi.ConfigTrustKeys)
-	policy, err := bundle.Resolve(policy, trust, abi.ConfigPolicy, abi.ConfigTrustKeys)
+	mode, _ := p.lookup(abi.ConfigTrustMode)
+	policy, err := bundle.Resolve(policy, trust, string(mode), abi.ConfigPolicy, abi.ConfigTrustKeys, abi.ConfigTrustMode)
 	if err != nil {
 		return nil, err
 	}

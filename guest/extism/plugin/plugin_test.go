@@ -63,7 +63,7 @@ func TestEngineBuiltOnce(t *testing.T) {
 			}
 			e2, err2 := p.Engine()
 			for k, n := range lookups {
-				if n != 1 || (k != abi.ConfigPolicy && k != abi.ConfigTrustKeys) {
+				if n != 1 || (k != abi.ConfigPolicy && k != abi.ConfigTrustKeys && k != abi.ConfigTrustMode) {
 					t.Errorf("config key %q read %d times, want known keys once", k, n)
 				}
 			}

@@ -63,6 +63,11 @@ func Signed(tb testing.TB) []Case {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	mlOnly, err := signing.Sign(policy, keys[1])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	edKey, mlKey := trustJSON(keys[:1]), trustJSON(keys[1:])
 	tampered := bytes.Replace(signed, []byte(`"wikigr"`), []byte(`"wikigR"`), 1)
 	if bytes.Equal(tampered, signed) {
 		tb.Fatal("tampering changed nothing: the policy name moved")
@@ -76,5 +81,21 @@ func Signed(tb testing.TB) []Case {
 		{"unsigned_with_trust", map[string]string{"policy": string(policy), "trust_keys": trustJSON(keys)}, "policy", ""},
 		{"bundle_without_trust", map[string]string{"policy": string(signed)}, "trust_keys", ""},
 		{"bad_trust", map[string]string{"policy": string(signed), "trust_keys": `{"keys":[]}`}, "trust_keys.keys", ""},
+
+		// trust_mode: single-scheme keys open what they sign, and a bundle
+		// signed in one scheme never opens under keys or a mode of another.
+		{"ed25519_only_keys_hybrid_mode", map[string]string{"policy": string(edOnly), "trust_keys": edKey}, "signatures", ""},
+		{"ed25519_mode", map[string]string{"policy": string(edOnly), "trust_keys": edKey, "trust_mode": "ed25519"}, "", "wikigr"},
+		{"ed25519_mode_hybrid_bundle", map[string]string{"policy": string(signed), "trust_keys": edKey, "trust_mode": "ed25519"}, "", "wikigr"},
+		{"ed25519_mode_ml_dsa_bundle", map[string]string{"policy": string(mlOnly), "trust_keys": trustJSON(keys), "trust_mode": "ed25519"}, "signatures", ""},
+		{"ed25519_mode_ml_dsa_keys", map[string]string{"policy": string(signed), "trust_keys": mlKey, "trust_mode": "ed25519"}, "signatures", ""},
+		{"ed25519_mode_tampered", map[string]string{"policy": string(tampered), "trust_keys": edKey, "trust_mode": "ed25519"}, "signatures", ""},
+		{"ed25519_mode_untrusted_signer", map[string]string{"policy": string(signed), "trust_keys": trustJSON(other), "trust_mode": "ed25519"}, "signatures", ""},
+		{"ml_dsa_mode", map[string]string{"policy": string(mlOnly), "trust_keys": mlKey, "trust_mode": "ml-dsa-65"}, "", "wikigr"},
+		{"ml_dsa_alias", map[string]string{"policy": string(signed), "trust_keys": mlKey, "trust_mode": "ml-dsa"}, "", "wikigr"},
+		{"ml_dsa_mode_ed25519_bundle", map[string]string{"policy": string(edOnly), "trust_keys": trustJSON(keys), "trust_mode": "ml-dsa-65"}, "signatures", ""},
+		{"hybrid_mode_named", map[string]string{"policy": string(edOnly), "trust_keys": trustJSON(keys), "trust_mode": "hybrid"}, "signatures", ""},
+		{"unknown_mode", map[string]string{"policy": string(signed), "trust_keys": trustJSON(keys), "trust_mode": "rsa"}, "trust_mode", ""},
+		{"mode_without_trust", map[string]string{"policy": string(policy), "trust_mode": "ed25519"}, "trust_mode", ""},
 	}
 }
