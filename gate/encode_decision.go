@@ -71,9 +71,9 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 	return append(dst, "}}"...)
 }
 
-// appendRAGConfidence writes `,"rag_confidence":` and r, keys in the order
-// of the confidence-scoring scorer's to_dict(). It is left out of a decision whose policy does
-// not report it (so every other decision keeps its bytes).
+// appendRAGConfidence writes `,"rag_confidence":` and r, keys in the order of
+// the confidence-scoring scorer's to_dict(). It is left out of a decision
+// whose policy does not report it (so every other decision keeps its bytes).
 func appendRAGConfidence(dst []byte, r *RAGConfidence) []byte {
 	dst = jsonx.AppendKeyFloat(dst, `,"rag_confidence":{"overall_confidence":`, r.OverallConfidence)
 	dst = jsonx.AppendKeyFloat(dst, `,"top_score":`, r.TopScore)

@@ -281,12 +281,12 @@ func snap(x float64) float64 {
 }
 
 // round3 rounds x to 3 decimals as Python's round(x, 3) does (the
-// confidence-scoring scorer's to_dict()): the exact binary value of x to the nearest multiple of 0.001,
-// ties to even, returned as the double nearest that decimal. y = x·1000 is
-// rounded once; only when it lands exactly on a half can the exact product
-// lie on either side, and its error (Dekker's product, + - * only) decides.
-// |x| >= 1e12 is returned as is (no score is that large; the product could
-// no longer hold the fraction).
+// confidence-scoring scorer's to_dict()): the exact binary value of x to the
+// nearest multiple of 0.001, ties to even, returned as the double nearest
+// that decimal. y = x·1000 is rounded once; only when it lands exactly on a
+// half can the exact product lie on either side, and its error (Dekker's
+// product, + - * only) decides. |x| >= 1e12 is returned as is (no score is
+// that large; the product could no longer hold the fraction).
 func round3(x float64) float64 {
 	if !finite(x) || x >= 1e12 || x <= -1e12 {
 		return x

@@ -6,12 +6,13 @@ import (
 	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
-// retrievalScore is the confidence-scoring document's per-chunk score: rerank, then boosted, then
-// rrf, then the vector score, by presence. A present 0.0 is a real score;
-// the original's truthiness chain let it fall through (an accident fixed).
-// With logits set (some rerank score in the request lies outside [0,1], as
-// cross-encoder logits do), rerank scores go through the logistic function
-// instead of being clamped, so they keep their order.
+// retrievalScore is the confidence-scoring document's per-chunk score:
+// rerank, then boosted, then rrf, then the vector score, by presence. A
+// present 0.0 is a real score; the original's truthiness chain let it fall
+// through (an accident fixed). With logits set (some rerank score in the
+// request lies outside [0,1], as cross-encoder logits do), rerank scores go
+// through the logistic function instead of being clamped, so they keep their
+// order.
 func retrievalScore(s *Scores, logits bool) (float64, bool) {
 	switch {
 	case s.HasRerank && logits:

@@ -1,10 +1,11 @@
 package gate
 
-// Multi-query merge (the retrieval-enhancements document). Lists are read in order (original phrasing
-// first). The key is doc_id, else title; a result with neither is skipped.
-// A stored entry is replaced only by a strictly higher vector similarity
-// (absent counts 0). The merged list is stable-sorted by similarity,
-// descending, so ties keep first-seen order, and cut to max_results.
+// Multi-query merge (the retrieval-enhancements document). Lists are read in
+// order (original phrasing first). The key is doc_id, else title; a result
+// with neither is skipped. A stored entry is replaced only by a strictly
+// higher vector similarity (absent counts 0). The merged list is
+// stable-sorted by similarity, descending, so ties keep first-seen order, and
+// cut to max_results.
 func mergeResults(lists [][]Chunk, maxResults int) []Chunk {
 	var out []Chunk
 	index := map[string]int{} // lookup only; never iterated

@@ -1,10 +1,11 @@
 package gate
 
-// Section quality (the retrieval-enhancements document). A section under the stub cutoff scores 0; else
-// a length score saturating at 200 words plus a keyword score for the share
-// of the question's keywords (stop words removed) found in the section.
-// Words are our tokens (see tokenize.go), not the original's whitespace
-// split, so "photosynthesis?" matches "photosynthesis" (an accident fixed).
+// Section quality (the retrieval-enhancements document). A section under the
+// stub cutoff scores 0; else a length score saturating at 200 words plus a
+// keyword score for the share of the question's keywords (stop words removed)
+// found in the section. Words are our tokens (see tokenize.go), not the
+// original's whitespace split, so "photosynthesis?" matches "photosynthesis"
+// (an accident fixed).
 func sectionQuality(words, matched, keywords, stub int) float64 {
 	if words < stub {
 		return 0

@@ -2,11 +2,12 @@ package gate
 
 import "strconv"
 
-// Sufficiency (the sufficient-context document) = 0.4·coverage + 0.3·relevance (or the constant 0.15
-// without embeddings) + 0.2·density + 0.1·count, as the document's code block
-// computes it. Two accidents are fixed: a query term matches a whole token,
-// not a substring ("art" no longer matches "start"), and missing terms are
-// listed in query order rather than random set order.
+// Sufficiency (the sufficient-context document) = 0.4·coverage +
+// 0.3·relevance (or the constant 0.15 without embeddings) + 0.2·density +
+// 0.1·count, as the document's code block computes it. Two accidents are
+// fixed: a query term matches a whole token, not a substring ("art" no longer
+// matches "start"), and missing terms are listed in query order rather than
+// random set order.
 func (e *Engine) signalSufficiency(req *Request) {
 	cfg := e.policy.Sufficiency
 	w := e.work

@@ -38,7 +38,8 @@ var modeFix = map[string]struct{ fix, action string }{
 
 // Thresholds are the numbers the diagnosis rules compare against.
 type Thresholds struct {
-	// Floor is the policy's evidence floor (the support-agent article's RETRIEVAL_MIN_SCORE, 0.35).
+	// Floor is the policy's evidence floor (the support-agent article's
+	// RETRIEVAL_MIN_SCORE, 0.35).
 	Floor float64 `json:"floor"`
 	// Near is how far below the floor still counts as "almost" (0.10).
 	Near float64 `json:"near"`
@@ -79,10 +80,10 @@ func (t *Thresholds) validate() error {
 	return nil
 }
 
-// bestScorePriority is where an event's best retrieval score is read from,
-// first present wins: the evidence score the support-agent floor applies to, then
-// the confidence gate's max similarity, then the retrieval metrics' top score, then the recorded top
-// chunks. They are all on [0,1].
+// bestScorePriority is where an event's best retrieval score is read from, first
+// present wins: the evidence score the support-agent floor applies to, then the
+// confidence gate's max similarity, then the retrieval metrics' top score, then
+// the recorded top chunks. They are all on [0,1].
 var bestScorePriority = []string{"evidence_top", "max_similarity", "top_score"}
 
 // bestScore returns an event's best retrieval score. A hard refusal with no

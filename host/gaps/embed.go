@@ -5,11 +5,11 @@ import (
 	"math/bits"
 )
 
-// The embedding path links two queries when the cosine of their embeddings
-// is at least the threshold (0.85, the support-agent article's). Comparing all pairs is O(n²):
-// 100k events would be 5·10⁹ dot products. Above exactPairsBelow rows,
-// random-hyperplane LSH (SimHash) proposes candidates and only candidates are
-// compared exactly:
+// The embedding path links two queries when the cosine of their embeddings is
+// at least the threshold (0.85, the support-agent article's). Comparing all
+// pairs is O(n²): 100k events would be 5·10⁹ dot products. Above
+// exactPairsBelow rows, random-hyperplane LSH (SimHash) proposes candidates
+// and only candidates are compared exactly:
 //
 //   - Each vector gets a 256-bit signature: bit b is the sign of its (mean-
 //     centred) projection on hyperplane b. Two vectors at angle θ disagree on a

@@ -8,11 +8,11 @@ import (
 	"strings"
 )
 
-// Verification (the support-agent article): after content is added, re-run each cluster's real
-// past queries against the current corpus and count how many now clear the
-// floor. The retrieval file holds, one per line, a gate request (query and
-// chunks) for past queries, retrieved from the new corpus; lines are matched
-// to cluster queries by their normalised query text.
+// Verification (the support-agent article): after content is added, re-run
+// each cluster's real past queries against the current corpus and count how
+// many now clear the floor. The retrieval file holds, one per line, a gate
+// request (query and chunks) for past queries, retrieved from the new corpus;
+// lines are matched to cluster queries by their normalised query text.
 
 // Retrieval is one line of the retrieval file.
 type Retrieval struct {

@@ -24,7 +24,8 @@ func chatPrompt(d *decisionView) *chat.Prompt {
 }
 
 // refusalCompletion is the filter's local refusal (chat.RefusalCompletion)
-// plus the sufficient-context gateway's "sufficiency" member, spliced before its closing brace.
+// plus the sufficient-context gateway's "sufficiency" member, spliced before
+// its closing brace.
 func refusalCompletion(dst, model []byte, message string, d *decisionView) []byte {
 	dst = chat.RefusalCompletion(dst, model, message)
 	dst = append(dst[:len(dst)-1], `,"sufficiency":`...)

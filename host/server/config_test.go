@@ -72,10 +72,11 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestSufficientContextMapping runs the sufficient-context gateway's config through the real gate:
-// decline_insufficient false turns the sufficient-context preset's refusal
-// into a caveat (and no context at all into the fallback prompt); true keeps
-// refusing; thresholds move the band minimums.
+// TestSufficientContextMapping runs the sufficient-context gateway's config
+// through the real gate: decline_insufficient false turns the
+// sufficient-context preset's refusal into a caveat (and no context at all
+// into the fallback prompt); true keeps refusing; thresholds move the band
+// minimums.
 func TestSufficientContextMapping(t *testing.T) {
 	yes, no, two := true, false, 2
 	high := 0.95
