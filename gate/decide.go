@@ -3,7 +3,6 @@ package gate
 import (
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
@@ -88,50 +87,11 @@ type queryInfo struct {
 	// lives here because queryInfo is the engine scratch this file owns.
 	instr instructionsCache
 	docs  docSet
-	later decisionScratch
 }
 
-// decisionScratch is what an Evaluate decision is built in. Evaluate
-// encodes its decision before it returns (Engine.appendDecided) and never
-// hands it out, so its parts can be the engine's, reused from one
-// decision to the next: under TinyGo each allocation is a walk of the
-// heap and their garbage is collected in pauses, and the outcomes, the
-// signals' copy and the message lists were most of a decision's. Decide's
-// decision is the caller's and is built fresh.
-type decisionScratch struct {
-	d                      Decision
-	chunks                 []ChunkOutcome
-	missing, factors, recs []string
-	gap                    GapEvent
-	rag                    RAGConfidence
-	// text holds the bytes of the decision's messages (recommendations,
-	// factors, missing aspects): each is a string over its part of text,
-	// written in place instead of concatenated (a concatenation is an
-	// allocation per '+' under TinyGo). A grown text leaves the strings
-	// over the old array valid, and the next decision starts it over.
-	text []byte
-}
-
-// msg returns the end of the decision's message bytes, for appending one
-// message; done makes it a string.
-func (e *Engine) msg() []byte { return e.q.later.text }
-
-// done returns the message appended to msg()'s bytes as b. Evaluate's
-// message stays in the engine's bytes (its decision is encoded before the
-// next one starts them over); Decide's is a string of its own, as its
-// decision outlives the call.
-func (e *Engine) done(b []byte) string {
-	l := &e.q.later
-	start := len(l.text)
-	if start >= len(b) {
-		return ""
-	}
-	if !e.later.on {
-		return string(b[start:])
-	}
-	l.text = b
-	return unsafe.String(&b[start], len(b)-start)
-}
+// msg and done write one message of the decision (arena.msg, arena.done).
+func (e *Engine) msg() []byte          { return e.a.msg() }
+func (e *Engine) done(b []byte) string { return e.a.done(b) }
 
 func (q *queryInfo) lookup(h uint64) int {
 	if len(q.table) == 0 {
@@ -333,25 +293,9 @@ func (e *Engine) prepare(chunks []Chunk) {
 	}
 }
 
-func (e *Engine) addSignal(name string, v float64) {
-	sig := Signal{Name: name, Value: clamp01(snap(v))}
-	if n := len(e.signals); n < cap(e.signals) {
-		// Under TinyGo append is a runtime call even with room to spare.
-		e.signals = e.signals[:n+1]
-		e.signals[n] = sig
-		return
-	}
-	e.signals = append(e.signals, sig)
-}
+func (e *Engine) addSignal(name string, v float64) { e.a.addSignal(name, v) }
 
-func (e *Engine) signal(name string) (float64, bool) {
-	for _, s := range e.signals {
-		if s.Name == name {
-			return s.Value, true
-		}
-	}
-	return 0, false
-}
+func (e *Engine) signal(name string) (float64, bool) { return e.a.signal(name) }
 
 // confidence forms the overall confidence from the signals (policy.confidence).
 func (e *Engine) confidence() float64 {
@@ -452,24 +396,20 @@ func checkChunk(c *Chunk, dims int) (field, msg string) {
 	return "", ""
 }
 
-// decide runs the whole pipeline: merge, per-chunk signals, filters, order,
-// tags, confidence, band, action, prompt, refusal, gap event.
-func (e *Engine) decide(req *Request) (*Decision, error) {
+// decide runs the whole pipeline (merge, per-chunk signals, filters, order,
+// tags, confidence, band, action, prompt, refusal, gap event) and writes
+// the decision into the engine's arena.
+func (e *Engine) decide(req *Request) error {
 	if err := checkRequest(req); err != nil {
-		return nil, err
+		return err
 	}
 	p := e.policy
 	chunks := req.Chunks
 	if len(chunks) == 0 && len(req.ResultsPerQuery) > 0 {
 		chunks = mergeResults(req.ResultsPerQuery, p.Merge.MaxResults)
 	}
-	e.signals, e.missing, e.factors, e.recs = e.signals[:0], nil, nil, nil
-	later := &e.q.later
-	if e.later.on {
-		e.missing, e.factors, e.recs = later.missing[:0], later.factors[:0], later.recs[:0]
-	}
-	later.text = later.text[:0]
-	e.lowConf, e.rag = false, nil
+	d := e.a.reset(e.ref)
+	e.lowConf = false
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
 	if p.Similarity != nil {
@@ -497,13 +437,6 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		e.signalAnswerability()
 	}
 
-	var d *Decision
-	if e.later.on {
-		d = &later.d
-		*d = Decision{Policy: e.ref}
-	} else {
-		d = &Decision{Policy: e.ref}
-	}
 	w := e.work
 	n := len(w)
 	by := orderField(e.orderKey())
@@ -539,7 +472,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		b := append(e.msg(), "No chunk reached the evidence floor "...)
 		b = strconv.AppendFloat(b, p.Filters.EvidenceFloor, 'f', 2, 64)
 		b = append(b, ": add content that answers this question, or check the retriever."...)
-		e.recs = append(e.recs, e.done(b))
+		e.a.recommend(e.done(b))
 	default:
 		d.Confidence = e.confidence()
 		out = p.Bands[len(p.Bands)-1].Outcome
@@ -559,19 +492,7 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 		}
 		kept, order = 0, order[:0]
 	}
-	// Outcomes are filled where they lie: under TinyGo returning and
-	// appending one copied it twice (a memcpy call each).
-	if !e.later.on {
-		d.Chunks = make([]ChunkOutcome, n)
-	} else {
-		if cap(later.chunks) < n {
-			later.chunks = make([]ChunkOutcome, n)
-		}
-		d.Chunks = later.chunks[:n]
-		for i := range d.Chunks {
-			d.Chunks[i] = ChunkOutcome{}
-		}
-	}
+	d.Chunks = e.a.outcomes(n)
 	for t, i := range order {
 		e.outcome(&d.Chunks[t], &w[i], tagName(t+1))
 	}
@@ -592,38 +513,32 @@ func (e *Engine) decide(req *Request) (*Decision, error) {
 			d.QueryType = QueryTypeGatedFallback
 		}
 	}
-	d.Signals, d.RAGConfidence = e.signals, e.rag
-	if !e.later.on {
-		d.Signals = append([]Signal(nil), e.signals...)
-	}
+	d.Signals = e.a.signals
 	switch d.Action {
 	case ActionInject, ActionCaveat:
 		if kept > 0 {
 			d.Prompt = e.constrainedPrompt(order)
 		}
 		if d.Action == ActionCaveat {
-			d.Caveat = fill(p.Messages.Caveat, req.Query, e.missing)
+			d.Caveat = fill(p.Messages.Caveat, req.Query, e.a.missing)
 		}
 	case ActionFallback:
 		if p.Messages.FallbackPrompt != "" {
-			d.Prompt = &Prompt{Minimal: fill(p.Messages.FallbackPrompt, req.Query, e.missing)}
+			d.Prompt = e.a.heldPrompt(Prompt{Minimal: fill(p.Messages.FallbackPrompt, req.Query, e.a.missing)})
 		}
 	case ActionRefuse:
-		d.Refusal = &Refusal{Type: "hard", Message: fill(p.Messages.Refusal, req.Query, e.missing)}
+		d.Refusal = e.a.refusalOf(Refusal{Type: "hard", Message: fill(p.Messages.Refusal, req.Query, e.a.missing)})
 	}
-	d.MissingAspects = e.missing
-	d.ConfidenceFactors = e.factors
-	d.Recommendations = e.recs
-	if e.later.on {
-		later.missing, later.factors, later.recs = e.missing, e.factors, e.recs
-	}
+	d.MissingAspects = e.a.missing
+	d.ConfidenceFactors = e.a.factors
+	d.Recommendations = e.a.recs
 	switch {
 	case d.Action == ActionRefuse:
 		d.GapEvent = e.gapEvent("refusal_hard", req, d)
 	case d.FlagForReview:
 		d.GapEvent = e.gapEvent("low_confidence", req, d)
 	}
-	return d, nil
+	return nil
 }
 
 // tagNames holds "S1".."S128", so tagging the kept chunks allocates nothing
@@ -742,19 +657,7 @@ func (e *Engine) outcome(o *ChunkOutcome, w *chunkWork, tag string) {
 // gapEvent records a knowledge gap: the query, its signals and the top five
 // chunks by score (kept or not).
 func (e *Engine) gapEvent(kind string, req *Request, d *Decision) *GapEvent {
-	var g *GapEvent
-	if e.later.on {
-		// Encoded before the next decision, like the rest of it.
-		g = &e.q.later.gap
-		top := g.TopChunks[:0]
-		*g = GapEvent{Kind: kind, Query: req.Query, Confidence: d.Confidence, Signals: d.Signals,
-			QueryEmbedding: req.QueryEmbedding, TopChunks: top}
-	} else {
-		g = &GapEvent{Kind: kind, Query: req.Query, Confidence: d.Confidence, Signals: d.Signals}
-		if len(req.QueryEmbedding) > 0 {
-			g.QueryEmbedding = append([]float64(nil), req.QueryEmbedding...)
-		}
-	}
+	g := e.a.gapEvent(kind, req, d)
 	w := e.work
 	order := e.order[:len(w)]
 	for i := range order {

@@ -103,7 +103,7 @@ func checkAsIs(t *testing.T, data []byte) {
 		end++
 	}
 	raw := string(data[start:end])
-	later := sourcesLater{src: data, mem: &m}
+	later := heldSources{src: data, mem: &m}
 	got := later.asIsJSON(req.Chunks[0].Text)
 	if want := asIsRef(raw); (got != nil) != want {
 		t.Fatalf("%q: marked %v, rule says %v", raw, got != nil, want)
@@ -204,7 +204,7 @@ func checkEvaluateAsIs(t *testing.T, e, ref *Engine, data []byte) {
 		got = got[1:]
 	}
 	same("AppendEvaluateInPlace", got, err)
-	if e.later.src != nil || e.later.mem != nil {
+	if e.a.sources.src != nil || e.a.sources.mem != nil {
 		t.Fatalf("the encoder kept the request after the call")
 	}
 }

@@ -12,12 +12,12 @@ func AppendDecision(dst []byte, d *Decision) []byte {
 	return appendDecision(dst, d, nil)
 }
 
-// appendDecision is AppendDecision; when d's prompt is the one later stands
-// for, its sources come from later's chunks (encode_sources.go).
-func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
+// appendDecision is AppendDecision; when d's prompt is the one held stands
+// for, its sources come from held's chunks (encode_sources.go).
+func appendDecision(dst []byte, d *Decision, held *heldSources) []byte {
 	// Grow once to about the final size: the prompt dominates a large
 	// decision, and growing by doubling from nil copied it several times.
-	if need := decisionSizeHint(d) + later.sizeHint(d.Prompt); cap(dst)-len(dst) < need {
+	if need := decisionSizeHint(d) + held.sizeHint(d.Prompt); cap(dst)-len(dst) < need {
 		dst = append(make([]byte, 0, len(dst)+need), dst...)
 	}
 	// One call per key and value (jsonx.AppendKeyString, AppendKeyFloat):
@@ -43,9 +43,9 @@ func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 	}
 	if p := d.Prompt; p != nil {
 		dst = jsonx.AppendKeyString(dst, `],"prompt":{"instructions":`, p.Instructions)
-		if later.stands(p) {
+		if held.stands(p) {
 			dst = append(dst, `,"sources":`...)
-			dst = appendSources(dst, later.chunks, later.warning, &jsonForm, later)
+			dst = appendSources(dst, held.chunks, held.warning, &jsonForm, held)
 		} else {
 			dst = jsonx.AppendKeyString(dst, `,"sources":`, p.Sources)
 		}

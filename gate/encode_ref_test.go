@@ -16,7 +16,7 @@ import (
 // the fast ones must match byte for byte (TestEncodersMatchRef,
 // FuzzEncodersMatchRef).
 
-func appendDecisionRef(dst []byte, d *Decision, later *sourcesLater) []byte {
+func appendDecisionRef(dst []byte, d *Decision, later *heldSources) []byte {
 	// Grow once to about the final size: the prompt dominates a large
 	// decision, and growing by doubling from nil copied it several times.
 	if need := decisionSizeHint(d) + later.sizeHint(d.Prompt); cap(dst)-len(dst) < need {

@@ -41,7 +41,7 @@ func appendSourcesJSON(dst []byte, chunks []*Chunk, untrustedWarning string) []b
 // appendSources appends the <sources> block for chunks in form f. In the
 // JSON form a trusted chunk's text is copied from the request when l holds
 // the decode that read it as-is (asIsJSON).
-func appendSources(dst []byte, chunks []*Chunk, untrustedWarning string, f *sourcesForm, l *sourcesLater) []byte {
+func appendSources(dst []byte, chunks []*Chunk, untrustedWarning string, f *sourcesForm, l *heldSources) []byte {
 	dst = append(dst, f.open...)
 	for t, c := range chunks {
 		if t > 0 {
@@ -160,18 +160,16 @@ func appendEscapedJSON(dst []byte, s string, oneLine bool) []byte {
 	}
 }
 
-// sourcesLater lets Evaluate skip building the sources string: while on,
-// constrainedPrompt leaves Prompt.Sources empty and records the kept chunks
-// here (hold), and Evaluate's encoder writes the block from them
-// (appendDecision). Decide's decisions are handed to the caller, so theirs
-// is always built.
-type sourcesLater struct {
-	on      bool
+// heldSources is a prompt whose sources block is not built as a string
+// while the decision is made: the arena holds the kept chunks (hold), and
+// the encoder writes the block from them straight into the decision JSON
+// (appendDecision), or Decide's copy builds it (promptText).
+type heldSources struct {
 	prompt  *Prompt  // the prompt whose Sources the chunks stand for
-	held    Prompt   // what prompt points to (no allocation per decision)
 	chunks  []*Chunk // kept chunks in tag order (reused between calls)
 	warning string
-	size    int // bytes of the chunks' fields, for the size hint
+	size    int    // bytes of the chunks' fields, for the size hint
+	buf     []byte // promptText's scratch
 
 	// The request's JSON and the engine memory a direct decode read it
 	// into, set only by Engine.appendDecided between that decode and this
@@ -186,7 +184,7 @@ type sourcesLater struct {
 // nil. The text is known by its address and length: only the very string
 // the decode made, in the engine's blocks, unchanged until its next decode,
 // qualifies; a string built or changed since has another address.
-func (l *sourcesLater) asIsJSON(text string) []byte {
+func (l *heldSources) asIsJSON(text string) []byte {
 	if l == nil || l.mem == nil || len(text) == 0 {
 		return nil
 	}
@@ -211,10 +209,10 @@ func (l *sourcesLater) asIsJSON(text string) []byte {
 	}
 }
 
-// hold records order's chunks for the encoder and returns the prompt
-// without its sources. The chunks are copied out of order: decide reuses
-// it to rank the gap event's chunks after building the prompt.
-func (l *sourcesLater) hold(e *Engine, order []int, instructions string) *Prompt {
+// hold records order's chunks as the sources of p (the arena's prompt).
+// The chunks are copied out of order: decide reuses it to rank the gap
+// event's chunks after building the prompt.
+func (l *heldSources) hold(e *Engine, order []int, p *Prompt) *Prompt {
 	l.chunks, l.size = l.chunks[:0], 0
 	for _, i := range order {
 		c := e.work[i].c
@@ -222,28 +220,30 @@ func (l *sourcesLater) hold(e *Engine, order []int, instructions string) *Prompt
 		l.size += len(c.DocID) + len(c.Title) + len(c.Text) + 32
 	}
 	l.warning = e.policy.Messages.UntrustedWarning
-	l.held = Prompt{Instructions: instructions}
-	l.prompt = &l.held
-	return l.prompt
+	l.prompt = p
+	return p
 }
 
-func (l *sourcesLater) stands(p *Prompt) bool {
+func (l *heldSources) stands(p *Prompt) bool {
 	return l != nil && l.prompt != nil && l.prompt == p
 }
 
-func (l *sourcesLater) sizeHint(p *Prompt) int {
+func (l *heldSources) sizeHint(p *Prompt) int {
 	if !l.stands(p) {
 		return 0
 	}
 	return l.size + l.size/32
 }
 
-// appendDecision encodes the decision whose prompt l holds, then drops the
-// chunk pointers so the engine does not keep the request alive.
-func (l *sourcesLater) appendDecision(dst []byte, d *Decision) []byte {
-	dst = appendDecision(dst, d, l)
+// promptText is the sources block as prompt text.
+func (l *heldSources) promptText() string {
+	l.buf = appendSources(l.buf[:0], l.chunks, l.warning, &promptForm, nil)
+	return string(l.buf)
+}
+
+// release drops the chunk pointers and the request's bytes.
+func (l *heldSources) release() {
 	clear(l.chunks)
 	l.chunks, l.prompt = l.chunks[:0], nil
 	l.src, l.mem = nil, nil
-	return dst
 }

@@ -33,22 +33,15 @@ type Engine struct {
 	qtext      []byte
 	qends      []int
 	q          queryInfo
-	signals    []Signal
 	order, tmp []int
 	keys       []float64
 	f1, f2     []float64
 	f3, f4     []float64
-	rag        *RAGConfidence // this decision's rag_confidence, nil when not reported
 	feat       [nFeatures]float64
-	buf        []byte
 	lowConf    bool
-	missing    []string // these three are handed to the Decision: never reused
-	factors    []string
-	recs       []string
 
-	// Evaluate's decision is encoded at once, so its prompt's sources block
-	// is written from the chunks straight into the JSON (encode_sources.go).
-	later sourcesLater
+	// The decision being made, and all the memory it owns (arena.go).
+	a arena
 }
 
 // Policy returns the engine's validated policy. Callers must not modify it.
@@ -120,16 +113,13 @@ func (e *Engine) AppendEvaluateInPlace(dst, requestJSON []byte) ([]byte, error) 
 // array overlaps data: a caller may write the decision over the request it
 // is done with, and the copies would then read the decision's own bytes.
 func (e *Engine) appendDecided(dst []byte, req *Request, data []byte) ([]byte, error) {
-	e.later.on = true
-	d, err := e.decide(req)
-	e.later.on = false
-	if err != nil {
+	if err := e.decide(req); err != nil {
 		return dst, err
 	}
 	if req == &e.reqMem.req && !overlaps(dst, data) {
-		e.later.src, e.later.mem = data, &e.reqMem
+		e.a.sources.src, e.a.sources.mem = data, &e.reqMem
 	}
-	return e.later.appendDecision(dst, d), nil
+	return e.a.appendJSON(dst), nil
 }
 
 // overlaps reports whether appending to dst may write over any byte of data
@@ -146,13 +136,19 @@ func overlaps(dst, data []byte) bool {
 // Decide is Evaluate without the JSON: for Go hosts that build requests in code.
 // The policy's input limits apply here too (DecodeRequest enforces them for
 // JSON requests), so a Go host cannot hand the engine more than a JSON one.
+//
+// The decision is the caller's: it is decided like Evaluate's, in the
+// engine's memory, and copied out (arena.own).
 func (e *Engine) Decide(req *Request) (*Decision, error) {
 	if req != nil {
 		if err := checkLimits(req, &e.policy.Limits); err != nil {
 			return nil, err
 		}
 	}
-	return e.decide(req)
+	if err := e.decide(req); err != nil {
+		return nil, err
+	}
+	return e.a.own(), nil
 }
 
 // Validate checks a model's answer after generation (input: {"answer": "...",

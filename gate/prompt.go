@@ -19,19 +19,12 @@ import (
 // "&lt;", and "[S<digits>" becomes "(S<digits>" with its closing bracket, so a
 // chunk can never appear to be another source.
 
+// constrainedPrompt returns the decision's prompt for the kept chunks in
+// order: the policy's instructions, and a sources block the arena holds as
+// the chunks themselves (written when the decision is encoded or copied).
 func (e *Engine) constrainedPrompt(order []int) *Prompt {
-	instructions := e.q.instr.get(e.policy)
-	p := e.later.hold(e, order, instructions)
-	if e.later.on {
-		return p
-	}
-	l := &e.later
-	b := appendSources(e.buf[:0], l.chunks, l.warning, &promptForm, nil)
-	sources := string(b)
-	e.buf = b[:0]
-	clear(l.chunks)
-	l.chunks, l.prompt = l.chunks[:0], nil
-	return &Prompt{Instructions: instructions, Sources: sources}
+	p := e.a.heldPrompt(Prompt{Instructions: e.q.instr.get(e.policy)})
+	return e.a.sources.hold(e, order, p)
 }
 
 // instructionsCache holds a policy's instruction lines, joined and with

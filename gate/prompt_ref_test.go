@@ -75,15 +75,17 @@ func FuzzAppendEscaped(f *testing.F) {
 }
 
 // sourcesTwoPass is the decision's sources string as the encoder wrote it
-// before the one-pass writer: the block built by constrainedPrompt, then
-// JSON-escaped.
+// before the one-pass writer: the block as prompt text (what Decide's copy
+// builds), then JSON-escaped.
 func sourcesTwoPass(e *Engine, chunks []Chunk) []byte {
 	e.work = make([]chunkWork, len(chunks))
 	order := make([]int, len(chunks))
 	for i := range chunks {
 		e.work[i].c, order[i] = &chunks[i], i
 	}
-	return jsonx.AppendString(nil, e.constrainedPrompt(order).Sources)
+	e.constrainedPrompt(order)
+	defer e.a.release()
+	return jsonx.AppendString(nil, e.a.sources.promptText())
 }
 
 func checkSourcesJSON(t *testing.T, e *Engine, chunks []Chunk) {
@@ -122,7 +124,9 @@ func FuzzSourcesJSON(f *testing.F) {
 
 // TestSourcesLater: a decision whose prompt holds its chunks (Evaluate's
 // path) encodes to the same bytes as one whose sources were built.
-func TestSourcesLater(t *testing.T) {
+// A prompt the arena holds encodes as the same prompt with its sources
+// built as a string, and the arena lets go of the chunks once encoded.
+func TestHeldSources(t *testing.T) {
 	e := presetEngine(t, "support-agent")
 	var chunks []Chunk
 	for i, s := range escapeCases {
@@ -133,22 +137,23 @@ func TestSourcesLater(t *testing.T) {
 	for i := range chunks {
 		e.work[i].c, order[len(chunks)-1-i] = &chunks[i], i
 	}
-	var l sourcesLater
+	l := &e.a.sources
 	for round := 0; round < 2; round++ {
-		built := &Decision{Action: ActionInject, Prompt: e.constrainedPrompt(order)}
-		held := &Decision{Action: ActionInject, Prompt: l.hold(e, order, built.Prompt.Instructions)}
-		if held.Prompt.Sources != "" || len(l.chunks) != len(chunks) {
+		p := e.constrainedPrompt(order)
+		if p.Sources != "" || len(l.chunks) != len(chunks) {
 			t.Fatalf("hold built the sources or lost chunks")
 		}
-		got, want := l.appendDecision([]byte("p:"), held), AppendDecision([]byte("p:"), built)
+		built := &Decision{Action: ActionInject, Prompt: &Prompt{Instructions: p.Instructions, Sources: l.promptText()}}
+		e.a.d = Decision{Action: ActionInject, Prompt: p}
+		got, want := e.a.appendJSON([]byte("p:")), AppendDecision([]byte("p:"), built)
 		if string(got) != string(want) {
 			t.Fatalf("held:\n%s\nbuilt:\n%s", got, want)
 		}
 		if l.prompt != nil || len(l.chunks) != 0 {
-			t.Fatalf("appendDecision kept the request's chunks")
+			t.Fatalf("appendJSON kept the request's chunks")
 		}
 		// Once encoded, the same prompt is an ordinary empty one.
-		if again := AppendDecision(nil, held); string(again) == string(want[2:]) {
+		if again := AppendDecision(nil, &Decision{Action: ActionInject, Prompt: p}); string(again) == string(want[2:]) {
 			t.Fatalf("a released prompt still wrote the held sources")
 		}
 	}

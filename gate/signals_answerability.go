@@ -288,7 +288,7 @@ func (e *Engine) Features(req *Request) ([]Signal, error) {
 		d := defaultAnswerability()
 		cfg = &d
 	}
-	e.signals = e.signals[:0]
+	e.a.reset(e.ref)
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
 	e.scoreAnswerCoverage(ac)

@@ -264,52 +264,43 @@ func (e *Engine) reportRetrieval(m *retrievalMetrics) {
 	r.Interpretation, r.ShouldFlagForReview = b.interpretation, b.flag
 }
 
-// ragObject is where this decision's rag_confidence object is written:
-// Evaluate's in the engine's scratch (encoded before the next decision),
-// Decide's its own.
-func (e *Engine) ragObject() *RAGConfidence {
-	if e.later.on {
-		e.rag = &e.q.later.rag
-	} else {
-		e.rag = new(RAGConfidence)
-	}
-	return e.rag
-}
+// ragObject is where this decision's rag_confidence object is written.
+func (e *Engine) ragObject() *RAGConfidence { return e.a.ragObject() }
 
 // retrievalRecs turns the metrics into specific advice, in a fixed order.
 func (e *Engine) retrievalRecs(m *retrievalMetrics, docs int) {
 	if m.agreementPairs >= 2 && m.agreement < 0.5 {
 		b := append(e.msg(), "BM25 and dense rankings disagree (agreement "...)
 		b = strconv.AppendFloat(b, m.agreement, 'f', 2, 64)
-		e.recs = append(e.recs, e.done(append(b, "): try query expansion, or run each retriever separately and merge the results."...)))
+		e.a.recommend(e.done(append(b, "): try query expansion, or run each retriever separately and merge the results."...)))
 	}
 	if m.top < 0.5 {
 		b := append(e.msg(), "Top score is low ("...)
 		b = strconv.AppendFloat(b, m.top, 'f', 2, 64)
-		e.recs = append(e.recs, e.done(append(b, "): the corpus may not cover this question; rephrase the query or add content on this topic."...)))
+		e.a.recommend(e.done(append(b, "): the corpus may not cover this question; rephrase the query or add content on this topic."...)))
 	}
 	if m.n > 1 && m.gap < 0.05 {
 		b := append(e.msg(), "No clear winner (gap "...)
 		b = strconv.AppendFloat(b, m.gap, 'f', 2, 64)
-		e.recs = append(e.recs, e.done(append(b, " between the top two chunks): narrow the query or rerank with a cross-encoder."...)))
+		e.a.recommend(e.done(append(b, " between the top two chunks): narrow the query or rerank with a cross-encoder."...)))
 	}
 	if m.consensus == 0 {
 		b := append(e.msg(), "No chunk scores at or above "...)
 		b = strconv.AppendFloat(b, e.policy.Retrieval.ConsensusThreshold, 'f', 2, 64)
-		e.recs = append(e.recs, e.done(append(b, ": treat any answer as unverified."...)))
+		e.a.recommend(e.done(append(b, ": treat any answer as unverified."...)))
 	}
 	if m.graphGiven && !m.graphSupport {
-		e.recs = append(e.recs, "No knowledge-graph support: consider graph-based (multi-hop) retrieval.")
+		e.a.recommend("No knowledge-graph support: consider graph-based (multi-hop) retrieval.")
 	}
 	if m.n >= 3 && m.diversity > 0.8 {
 		b := append(e.msg(), "Results are scattered across "...)
 		b = strconv.AppendInt(b, int64(docs), 10)
-		e.recs = append(e.recs, e.done(append(b, " documents: split the question or filter by document."...)))
+		e.a.recommend(e.done(append(b, " documents: split the question or filter by document."...)))
 	}
 	if m.rerankerImpact > 0.5 {
 		b := append(e.msg(), "The reranker reordered the first-stage results substantially (impact "...)
 		b = strconv.AppendFloat(b, m.rerankerImpact, 'f', 2, 64)
-		e.recs = append(e.recs, e.done(append(b, "): check the first-stage retriever's recall."...)))
+		e.a.recommend(e.done(append(b, "): check the first-stage retriever's recall."...)))
 	}
 }
 

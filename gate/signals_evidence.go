@@ -108,7 +108,7 @@ func (e *Engine) signalEvidence(req *Request) {
 		b = strconv.AppendFloat(b, best, 'f', 2, 64)
 		b = append(b, " is below the low-confidence score "...)
 		b = strconv.AppendFloat(b, cfg.LowConfidence, 'f', 2, 64)
-		e.recs = append(e.recs, e.done(append(b, ": the answer is flagged for review; add or improve content that answers this question."...)))
+		e.a.recommend(e.done(append(b, ": the answer is flagged for review; add or improve content that answers this question."...)))
 	}
 	if e.policy.Filters.HasEvidenceFloor {
 		floor := e.policy.Filters.EvidenceFloor

@@ -13,7 +13,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 	w := e.work
 	n := len(w)
 	if n == 0 {
-		e.missing = append(e.missing, "No relevant context found")
+		e.a.missingAspect("No relevant context found")
 		return
 	}
 	// 1. Coverage over all chunks, and the best single chunk's coverage.
@@ -33,7 +33,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 			if qt.inCoverage && !e.q.found[t] && listed < 3 {
 				b := append(e.msg(), "Query term '"...)
 				b = append(b, e.qtext[qt.name0:qt.name1]...)
-				e.missing = append(e.missing, e.done(append(b, "' not found in context"...)))
+				e.a.missingAspect(e.done(append(b, "' not found in context"...)))
 				listed++
 			}
 		}
@@ -44,7 +44,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 	final := float64(coverage * 0.4)
 	if coverage > 0.7 {
 		b := appendPercent(append(e.msg(), "Good keyword coverage ("...), coverage)
-		e.factors = append(e.factors, e.done(append(b, ')')))
+		e.a.factor(e.done(append(b, ')')))
 	}
 	// 2. Semantic relevance: max cosine of the caller's embeddings.
 	relevance, hasRel := 0.0, false
@@ -64,7 +64,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 		final += float64(relevance * 0.3)
 		if relevance > 0.7 {
 			b := appendPercent(append(e.msg(), "High semantic relevance ("...), relevance)
-			e.factors = append(e.factors, e.done(append(b, ')')))
+			e.a.factor(e.done(append(b, ')')))
 		}
 	} else {
 		final += 0.15
@@ -84,7 +84,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 	density := (minf(float64(chars)/1000, 1) + minf(avgTemp/50, 1)) / 2
 	final += float64(density * 0.2)
 	if density < 0.5 {
-		e.missing = append(e.missing, "Retrieved context lacks detailed information")
+		e.a.missingAspect("Retrieved context lacks detailed information")
 	}
 	// 4. Context count.
 	count := minf(float64(n)/float64(cfg.MinContexts), 1)
@@ -93,7 +93,7 @@ func (e *Engine) signalSufficiency(req *Request) {
 		b := append(e.msg(), "Only "...)
 		b = strconv.AppendInt(b, int64(n), 10)
 		b = append(b, " context(s), need "...)
-		e.missing = append(e.missing, e.done(strconv.AppendInt(b, int64(cfg.MinContexts), 10)))
+		e.a.missingAspect(e.done(strconv.AppendInt(b, int64(cfg.MinContexts), 10)))
 	}
 	e.addSignal(SigCoverage, coverage)
 	e.addSignal(SigCoverageBest, best)
