@@ -25,6 +25,9 @@ type arena struct {
 	refusal                Refusal
 	prompt                 Prompt
 	sources                heldSources
+	// lowConfidence flags the decision for review (a signal's own
+	// threshold, as evidence's low_confidence).
+	lowConfidence bool
 
 	// text holds the bytes of the decision's messages (recommendations,
 	// factors, missing aspects): each is a string over its part of text,
@@ -40,6 +43,7 @@ func (a *arena) reset(ref PolicyRef) *Decision {
 	a.signals = a.signals[:0]
 	a.missing, a.factors, a.recs = a.missing[:0], a.factors[:0], a.recs[:0]
 	a.text = a.text[:0]
+	a.lowConfidence = false
 	return &a.d
 }
 

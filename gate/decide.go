@@ -21,36 +21,31 @@ const (
 	ReasonGateFired = "confidence_gate_fired"
 )
 
-// chunkWork is the engine's per-chunk scratch for one decision.
+// chunkWork is the engine's per-chunk record for one decision: what
+// Engine.prepare reads from the chunk for every signal (clamped scores,
+// token and rune counts, the query terms the text holds), and the chunk's
+// outcome (kept, reason, its order_by score). A signal's own per-chunk
+// scores are in its state (signals.go).
 type chunkWork struct {
 	c                  *Chunk
 	words              int     // tokens in the text (section quality's word count)
 	chars              int     // runes in the text (sufficiency's density)
 	qualityHits        int     // section-quality keywords found
+	answerHits         int     // answer_coverage query terms found in the text
 	coverage           float64 // share of the coverage terms found in this chunk
-	quality            float64
 	vector, bm25       float64 // clamped inputs
 	bm25Sat            float64 // bm25/(bm25+s), in [0,1]
 	hasVector, hasBM25 bool
 	// sem is the semantic retriever's score where a signal ranks or
 	// correlates by it: the vector score when the request has any, else the
 	// learned-sparse score (scale-free uses only: ranks, correlation).
-	sem              float64
-	hasSem           bool
-	fused, fusedNorm float64
-	hasFused         bool
-	evidence         float64
-	fresh, trust     float64
-	hasFresh         bool
-	retrieval        float64 // the per-chunk retrieval score (retrievalScore)
-	hasRetrieval     bool
-	answerHits       int     // answer_coverage query terms found in the text
-	answer           float64 // answer_coverage
-	relevance        float64 // chunk_relevance
-	hasRelevance     bool
-	score            float64 // the order_by score
-	kept             bool
-	reason           string
+	sem          float64
+	hasSem       bool
+	retrieval    float64 // the per-chunk retrieval score (retrievalScore)
+	hasRetrieval bool
+	score        float64 // the order_by score
+	kept         bool
+	reason       string
 }
 
 // queryTerm is one distinct query token.
@@ -244,6 +239,14 @@ func resizeFloat(s []float64, n int) []float64 {
 	return s[:n]
 }
 
+func zeroFloat(s []float64, n int) []float64 {
+	s = resizeFloat(s, n)
+	for i := range s {
+		s[i] = 0
+	}
+	return s
+}
+
 // prepare fills the per-chunk scratch: clamped scores, token counts and
 // which query terms each chunk holds.
 func (e *Engine) prepare(chunks []Chunk) {
@@ -409,39 +412,17 @@ func (e *Engine) decide(req *Request) error {
 		chunks = mergeResults(req.ResultsPerQuery, p.Merge.MaxResults)
 	}
 	d := e.a.reset(e.ref)
-	e.lowConf = false
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
-	if p.Similarity != nil {
-		e.signalSimilarity()
-	}
-	if p.Quality != nil {
-		e.signalQuality()
-	}
-	if p.Sufficiency != nil {
-		e.signalSufficiency(req)
-	}
-	if p.Evidence != nil {
-		e.signalEvidence(req)
-	}
-	if p.Retrieval != nil {
-		e.signalRetrieval()
-	}
-	if p.AnswerCoverage != nil {
-		e.signalAnswerCoverage()
-	}
-	if p.ChunkRelevance != nil {
-		e.signalChunkRelevance()
-	}
-	if p.Answerability != nil {
-		e.signalAnswerability()
+	for _, g := range e.running {
+		g.run(e, req)
 	}
 
 	w := e.work
 	n := len(w)
-	by := orderField(e.orderKey())
+	by := e.orderBy()
 	for i := range w {
-		w[i].score = orderScore(by, &w[i])
+		w[i].score = e.orderScore(by, i)
 	}
 	// Kept chunks in score order (ties in input order), then dropped ones in
 	// input order.
@@ -494,18 +475,18 @@ func (e *Engine) decide(req *Request) error {
 	}
 	d.Chunks = e.a.outcomes(n)
 	for t, i := range order {
-		e.outcome(&d.Chunks[t], &w[i], tagName(t+1))
+		e.outcome(&d.Chunks[t], i, tagName(t+1))
 	}
 	dropped := d.Chunks[kept:]
 	for i := range w {
 		if !w[i].kept && len(dropped) > 0 {
-			e.outcome(&dropped[0], &w[i], "")
+			e.outcome(&dropped[0], i, "")
 			dropped = dropped[1:]
 		}
 	}
 
 	d.Action, d.Level, d.Band, d.Interpretation = out.Action, out.Level, out.Label, out.Interpretation
-	d.FlagForReview = out.Flag || e.lowConf
+	d.FlagForReview = out.Flag || e.a.lowConfidence
 	if d.QueryType == "" {
 		if d.Action == ActionInject || d.Action == ActionCaveat {
 			d.QueryType = QueryTypeVectorSearch
@@ -558,20 +539,58 @@ func tagName(n int) string {
 	return "S" + strconv.Itoa(n)
 }
 
-// orderKey is the first ordering in order_by whose inputs the request has:
-// vector and chunk_relevance need a vector score on some chunk,
-// retrieval_score some score retrievalScore takes; the others always
-// apply. With none, chunks keep input order.
-func (e *Engine) orderKey() string {
-	for _, o := range e.policy.OrderBy {
+// ordering is one order_by entry, resolved when the engine is made
+// (Engine.resolveSignals): a built-in ordering (by >= 0), or a signal
+// group's (scorer). Orderings are small integers and interface calls, not
+// names: orderScore runs per chunk, and under TinyGo a switch on a string
+// is a string comparison per case.
+type ordering struct {
+	name   string
+	by     int
+	scorer chunkScorer
+}
+
+// The built-in orderings.
+const (
+	byInput = iota
+	byVector
+	byCoverage
+	byRetrieval
+)
+
+// builtinOrder is the built-in ordering named name, or -1.
+func builtinOrder(name string) int {
+	switch name {
+	case OrderInput:
+		return byInput
+	case OrderVector:
+		return byVector
+	case OrderCoverage:
+		return byCoverage
+	case OrderRetrieval:
+		return byRetrieval
+	}
+	return -1
+}
+
+var inputOrder = ordering{name: OrderInput, by: byInput}
+
+// orderBy is the first ordering in order_by whose inputs the request has:
+// vector needs a vector score on some chunk, retrieval_score some score
+// retrievalScore takes, a group's ordering its state's say (scored); the
+// others always apply. With none, chunks keep input order.
+func (e *Engine) orderBy() *ordering {
+	for i := range e.orderings {
+		o := &e.orderings[i]
 		present := true
-		switch o {
-		case OrderVector, OrderRelevance, OrderRetrieval:
+		switch {
+		case o.scorer != nil:
+			present = o.scorer.scored()
+		case o.by == byVector || o.by == byRetrieval:
 			present = false
 			for i := range e.work {
 				w := &e.work[i]
-				if (o == OrderRetrieval && w.hasRetrieval) || (o == OrderVector && w.hasVector) ||
-					(o == OrderRelevance && w.hasRelevance) {
+				if (o.by == byRetrieval && w.hasRetrieval) || (o.by == byVector && w.hasVector) {
 					present = true
 					break
 				}
@@ -581,77 +600,38 @@ func (e *Engine) orderKey() string {
 			return o
 		}
 	}
-	return OrderInput
+	return &inputOrder
 }
 
-// The orderings as small integers: orderScore runs per chunk, and under
-// TinyGo a switch on the ordering's name was a string comparison per case.
-const (
-	byInput = iota
-	byAnswer
-	byRelevance
-	byVector
-	byQuality
-	byCoverage
-	byEvidence
-	byRetrieval
-)
-
-// orderField is the ordering named by (orderKey) as one of the by* values.
-func orderField(by string) int {
-	switch by {
-	case OrderInput:
-		return byInput
-	case OrderAnswer:
-		return byAnswer
-	case OrderRelevance:
-		return byRelevance
-	case OrderVector:
-		return byVector
-	case OrderQuality:
-		return byQuality
-	case OrderCoverage:
-		return byCoverage
-	case OrderEvidence:
-		return byEvidence
+// orderScore is chunk i's score under ordering o; input order scores every
+// chunk 0, so the stable sort keeps the request's order.
+func (e *Engine) orderScore(o *ordering, i int) float64 {
+	if o.scorer != nil {
+		return o.scorer.chunkScore(i)
 	}
-	return byRetrieval
-}
-
-// orderScore is a chunk's score under ordering by (orderField); input order
-// scores every chunk 0, so the stable sort keeps the request's order.
-func orderScore(by int, w *chunkWork) float64 {
-	switch by {
-	case byInput:
-		return 0
-	case byAnswer:
-		return w.answer
-	case byRelevance:
-		return w.relevance
+	w := &e.work[i]
+	switch o.by {
 	case byVector:
 		return w.vector
-	case byQuality:
-		return w.quality
 	case byCoverage:
 		return w.coverage
-	case byEvidence:
-		return w.evidence
+	case byRetrieval:
+		return w.retrieval
 	}
-	return w.retrieval
+	return 0
 }
 
-// outcome fills o, a zero ChunkOutcome, with w's verdict.
-func (e *Engine) outcome(o *ChunkOutcome, w *chunkWork, tag string) {
+// outcome fills o, a zero ChunkOutcome, with chunk i's verdict and the
+// groups' per-chunk numbers.
+func (e *Engine) outcome(o *ChunkOutcome, i int, tag string) {
+	w := &e.work[i]
 	o.ID, o.DocID, o.Tag, o.Kept, o.Reason = w.c.ID, w.c.DocID, tag, w.kept, w.reason
 	o.Score = clamp01(w.score)
-	if e.policy.Quality != nil {
-		o.Quality, o.HasQuality = w.quality, true
+	for _, g := range e.writers {
+		g.writeOutcome(o, i)
 	}
 	o.Vector, o.HasVector = w.vector, w.hasVector
 	o.BM25, o.HasBM25 = w.bm25Sat, w.hasBM25
-	if w.hasFused {
-		o.Fused, o.HasFused = clamp01(w.fused), true
-	}
 }
 
 // gapEvent records a knowledge gap: the query, its signals and the top five

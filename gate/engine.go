@@ -35,10 +35,14 @@ type Engine struct {
 	q          queryInfo
 	order, tmp []int
 	keys       []float64
-	f1, f2     []float64
-	f3, f4     []float64
-	feat       [nFeatures]float64
-	lowConf    bool
+
+	// The signal groups (signals.go): each group's state, made at first
+	// use; the states of the groups the policy has on, in order; those
+	// that write chunk outcomes; and order_by resolved.
+	states    []groupState
+	running   []groupState
+	writers   []outcomeWriter
+	orderings []ordering
 
 	// The decision being made, and all the memory it owns (arena.go).
 	a arena
@@ -60,7 +64,13 @@ func NewEngine(policyJSON []byte) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{policy: p, ref: ref}, nil
+	return newEngine(p, ref), nil
+}
+
+func newEngine(p *Policy, ref PolicyRef) *Engine {
+	e := &Engine{policy: p, ref: ref, states: make([]groupState, len(signalGroups))}
+	e.resolveSignals()
+	return e
 }
 
 // NewEngineFromPolicy returns an engine for a policy built in code. It is
@@ -76,7 +86,7 @@ func NewEngineFromPolicy(p *Policy, ref PolicyRef) (*Engine, error) {
 	if ref.Name == "" {
 		ref.Name, ref.Version = p.Name, p.Version
 	}
-	return &Engine{policy: p, ref: ref}, nil
+	return newEngine(p, ref), nil
 }
 
 // Evaluate decodes a request, decides, and returns the decision JSON. The

@@ -34,77 +34,6 @@ type Policy struct {
 	Limits     Limits      // limits
 }
 
-// SimilarityConfig has no parameters: max similarity is the max of
-// scores.vector. It exists so a policy can switch it on.
-type SimilarityConfig struct{}
-
-// QualityConfig is the section-quality score.
-type QualityConfig struct {
-	StubWords int // stub_words: below this many words the score is 0 (20)
-}
-
-// SufficiencyConfig is the sufficient-context checker.
-type SufficiencyConfig struct {
-	MinContexts        int     // min_contexts (1; the sufficient-context gateway passes 2)
-	DefaultTemperature float64 // default_temperature (37)
-	MinTermRunes       int     // min_term_runes: query terms shorter than this are ignored (3)
-}
-
-// EvidenceConfig is the per-chunk evidence score.
-type EvidenceConfig struct {
-	RRFK          float64 // rrf_k (60)
-	LowConfidence float64 // low_confidence: best evidence below this flags (0.5)
-	// Weights of the evidence blend; a component absent for a chunk drops
-	// out and the others are renormalised (docs/policy.md).
-	VectorWeight   float64 // weights.vector (0.4)
-	BM25Weight     float64 // weights.bm25 (0.2)
-	CoverageWeight float64 // weights.coverage (0.2)
-	FusedWeight    float64 // weights.fused (0.2)
-	BM25Saturation float64 // bm25_saturation: bm25/(bm25+s) (10)
-	DefaultTrust   float64 // default_trust: a chunk without trust (1)
-	Decay          string  // freshness.decay: "" (off) | "half_life" | "linear"
-	DecayDays      float64 // freshness.days: half-life, or age at which linear decay reaches 0
-}
-
-// RetrievalConfig is the seven-metric retrieval confidence.
-type RetrievalConfig struct {
-	ConsensusThreshold float64 // consensus_threshold (0.75, compared with >=)
-	// RawScores (raw_scores) takes each chunk's score as the request gives
-	// it, a cross-encoder logit staying a logit, and clamps only inside the
-	// overall formula, as the confidence-scoring document's scorer does. Off, every score is
-	// clamped to [0,1] first and rerank logits go through the logistic
-	// function.
-	RawScores bool
-	// Report (rag_confidence) adds the decision's rag_confidence object:
-	// the metrics as that scorer's to_dict() reports them.
-	Report bool
-}
-
-// AnswerCoverageConfig is the logistic weights of answer_coverage, the lexical
-// chance that a chunk's text answers the query:
-// sigmoid(Bias + Coverage·coverage + SqrtTokens·sqrt(tokens)). The defaults
-// are fitted on ClapNQ's tuning half (bench/eval/PROPOSAL.md).
-type AnswerCoverageConfig struct {
-	Bias       float64 // bias (0.3946)
-	Coverage   float64 // coverage: weight of the share of query terms in the text (4.5741)
-	SqrtTokens float64 // sqrt_tokens: weight of sqrt(token count of the text) (-0.1881)
-}
-
-// ChunkRelevanceConfig is the logistic weights of chunk_relevance: a chunk's
-// raw vector score, its distance below the request's best, and retriever
-// agreement: sigmoid(Bias + Vector·v + BelowTop·(top−v) + Both·both), where
-// a chunk without a vector score takes v = top − MissingGap. No term
-// depends on how many chunks a request carries, so the weights hold for 5
-// chunks as for 20. The defaults are fitted on DL19's tuning half over
-// requests of 5, 10 and 20 chunks (bench/eval/PROPOSAL.md).
-type ChunkRelevanceConfig struct {
-	Bias       float64 // bias (-9.7964)
-	Vector     float64 // vector: weight of the raw vector score v (11.2182)
-	BelowTop   float64 // below_top: weight of (top − v) (-44.8727)
-	Both       float64 // both: weight of "chunk has both a vector and a bm25 score" (1.3228)
-	MissingGap float64 // missing_gap: a chunk without a vector score sits this far below top (0.05)
-}
-
 // MergeConfig is the multi-query merge.
 type MergeConfig struct {
 	MaxResults int // max_results, clamped to [1,20] (5)
@@ -166,64 +95,14 @@ type Messages struct {
 	UntrustedWarning string    // untrusted_warning
 }
 
-// Signal names, in the order the engine reports them.
-const (
-	SigMaxSimilarity  = "max_similarity"
-	SigQualityKept    = "quality_kept"
-	SigQualityMax     = "quality_max"
-	SigCoverage       = "coverage"
-	SigCoverageBest   = "coverage_best_chunk"
-	SigRelevance      = "relevance"
-	SigDensity        = "density"
-	SigContextCount   = "context_count"
-	SigSufficiency    = "sufficiency"
-	SigFusedTop       = "fused_top"
-	SigEvidenceTop    = "evidence_top"
-	SigFreshness      = "freshness"
-	SigTrust          = "trust"
-	SigTopScore       = "top_score"
-	SigScoreGap       = "score_gap"
-	SigScoreSpread    = "score_spread"
-	SigConsensus      = "consensus"
-	SigAgreement      = "bm25_dense_agreement"
-	SigRerankerImpact = "reranker_impact"
-	SigDiversity      = "document_diversity"
-	SigGraphSupport   = "graph_support"
-	SigRetrievalConf  = "retrieval_confidence"
-	SigAnswerCoverage = "answer_coverage"
-	SigChunkRelevance = "chunk_relevance"
-	SigAnswerability  = "answerability"
-)
-
-// signalGroup maps every signal name to the signals.* group that computes it.
-var signalGroups = [...]struct{ name, group string }{
-	{SigMaxSimilarity, "similarity"},
-	{SigQualityKept, "quality"}, {SigQualityMax, "quality"},
-	{SigCoverage, "sufficiency"}, {SigCoverageBest, "sufficiency"}, {SigRelevance, "sufficiency"},
-	{SigDensity, "sufficiency"}, {SigContextCount, "sufficiency"}, {SigSufficiency, "sufficiency"},
-	{SigFusedTop, "evidence"}, {SigEvidenceTop, "evidence"}, {SigFreshness, "evidence"}, {SigTrust, "evidence"},
-	{SigTopScore, "retrieval"}, {SigScoreGap, "retrieval"}, {SigScoreSpread, "retrieval"},
-	{SigConsensus, "retrieval"}, {SigAgreement, "retrieval"}, {SigRerankerImpact, "retrieval"},
-	{SigDiversity, "retrieval"}, {SigGraphSupport, "retrieval"}, {SigRetrievalConf, "retrieval"},
-	{SigAnswerCoverage, "answer_coverage"}, {SigChunkRelevance, "chunk_relevance"},
-	{SigAnswerability, "answerability"},
-	{FeatureNames[featTermCoverageBest], "answerability"}, {FeatureNames[featTermCoverageMean], "answerability"},
-	{FeatureNames[featDocConcentration], "answerability"}, {FeatureNames[featRetrieverAgreement], "answerability"},
-	{FeatureNames[featLexicalSpread], "answerability"}, {FeatureNames[featSemanticSpread], "answerability"},
-	{FeatureNames[featTopVector], "answerability"}, {FeatureNames[featTopBM25], "answerability"},
-	{FeatureNames[featTopSparse], "answerability"},
-}
-
-// Per-chunk orderings (order_by).
+// The orderings every policy may use in order_by; a signal group adds its
+// own (signalGroup.order: quality, evidence, answer_coverage,
+// chunk_relevance).
 const (
 	OrderInput     = "input"
-	OrderVector    = "vector"
-	OrderQuality   = "quality"
-	OrderCoverage  = "coverage"
-	OrderEvidence  = "evidence"
+	OrderVector    = "vector"   // present only with a vector score
+	OrderCoverage  = "coverage" // the share of the query's coverage terms (Engine.prepare)
 	OrderRetrieval = "retrieval_score"
-	OrderAnswer    = "answer_coverage" // needs signals.answer_coverage
-	OrderRelevance = "chunk_relevance" // needs signals.chunk_relevance; present only with a vector score
 )
 
 // maxOrderBy bounds the order_by list: every ordering once is plenty.
@@ -262,23 +141,6 @@ func DefaultMessages() Messages {
 	}
 }
 
-// Defaults for the groups, as their design documents set them.
-func defaultQuality() QualityConfig { return QualityConfig{StubWords: 20} }
-func defaultSufficiency() SufficiencyConfig {
-	return SufficiencyConfig{MinContexts: 1, DefaultTemperature: 37, MinTermRunes: 3}
-}
-func defaultEvidence() EvidenceConfig {
-	return EvidenceConfig{RRFK: 60, LowConfidence: 0.5, VectorWeight: 0.4, BM25Weight: 0.2,
-		CoverageWeight: 0.2, FusedWeight: 0.2, BM25Saturation: 10, DefaultTrust: 1}
-}
-func defaultRetrieval() RetrievalConfig { return RetrievalConfig{ConsensusThreshold: 0.75} }
-func defaultAnswerCoverage() AnswerCoverageConfig {
-	return AnswerCoverageConfig{Bias: 0.3946, Coverage: 4.5741, SqrtTokens: -0.1881}
-}
-func defaultChunkRelevance() ChunkRelevanceConfig {
-	return ChunkRelevanceConfig{Bias: -9.7964, Vector: 11.2182, BelowTop: -44.8727, Both: 1.3228, MissingGap: 0.05}
-}
-
 func defaultNoChunks() Outcome {
 	return Outcome{Label: "NO RESULTS", Level: LevelInsufficient, Action: ActionRefuse,
 		Interpretation: "NO RESULTS - No relevant chunks found", Flag: true}
@@ -287,37 +149,6 @@ func defaultNoChunks() Outcome {
 func defaultNoneKept() Outcome {
 	return Outcome{Label: "NO EVIDENCE", Level: LevelInsufficient, Action: ActionRefuse,
 		Interpretation: "NO EVIDENCE - No chunk reached the evidence floor", Flag: true}
-}
-
-func groupOn(p *Policy, group string) bool {
-	switch group {
-	case "similarity":
-		return p.Similarity != nil
-	case "quality":
-		return p.Quality != nil
-	case "sufficiency":
-		return p.Sufficiency != nil
-	case "evidence":
-		return p.Evidence != nil
-	case "retrieval":
-		return p.Retrieval != nil
-	case "answer_coverage":
-		return p.AnswerCoverage != nil
-	case "chunk_relevance":
-		return p.ChunkRelevance != nil
-	case "answerability":
-		return p.Answerability != nil
-	}
-	return false
-}
-
-func signalGroupOf(name string) string {
-	for _, s := range signalGroups {
-		if s.name == name {
-			return s.group
-		}
-	}
-	return ""
 }
 
 func validAction(a Action) bool {
@@ -349,90 +180,11 @@ func (p *Policy) Validate() error {
 	if p.Version == "" {
 		return policyErr("version", "must not be empty")
 	}
-	if q := p.Quality; q != nil && (q.StubWords < 0 || q.StubWords > 100000) {
-		return policyErr("signals.quality.stub_words", "must be in [0,100000]")
-	}
-	if s := p.Sufficiency; s != nil {
-		if s.MinContexts < 1 || s.MinContexts > 1000 {
-			return policyErr("signals.sufficiency.min_contexts", "must be in [1,1000]")
-		}
-		if !finite(s.DefaultTemperature) || s.DefaultTemperature < 0 {
-			return policyErr("signals.sufficiency.default_temperature", "must be a finite number >= 0")
-		}
-		if s.MinTermRunes < 1 || s.MinTermRunes > 100 {
-			return policyErr("signals.sufficiency.min_term_runes", "must be in [1,100]")
-		}
-	}
-	if e := p.Evidence; e != nil {
-		if !finite(e.RRFK) || e.RRFK < 1 {
-			return policyErr("signals.evidence.rrf_k", "must be a finite number >= 1 (so a fused score stays in [0,1])")
-		}
-		if !unit(e.LowConfidence) {
-			return policyErr("signals.evidence.low_confidence", "must be in [0,1]")
-		}
-		ws := [...]struct {
-			f string
-			v float64
-		}{{"vector", e.VectorWeight}, {"bm25", e.BM25Weight}, {"coverage", e.CoverageWeight}, {"fused", e.FusedWeight}}
-		sum := 0.0
-		for _, w := range ws {
-			if !unit(w.v) {
-				return policyErr("signals.evidence.weights."+w.f, "must be in [0,1]")
-			}
-			sum += w.v
-		}
-		if sum < 1-1e-9 || sum > 1+1e-9 {
-			return policyErr("signals.evidence.weights", "must sum to 1, got "+fixed(sum, 6))
-		}
-		if !finite(e.BM25Saturation) || e.BM25Saturation <= 0 {
-			return policyErr("signals.evidence.bm25_saturation", "must be a finite number > 0")
-		}
-		if !unit(e.DefaultTrust) {
-			return policyErr("signals.evidence.default_trust", "must be in [0,1]")
-		}
-		switch e.Decay {
-		case "":
-		case "half_life", "linear":
-			if !finite(e.DecayDays) || e.DecayDays <= 0 {
-				return policyErr("signals.evidence.freshness.days", "must be a finite number > 0")
-			}
-		default:
-			return policyErr("signals.evidence.freshness.decay", "unknown decay "+strconv.Quote(e.Decay)+" (want half_life or linear)")
-		}
-	}
-	if r := p.Retrieval; r != nil && !unit(r.ConsensusThreshold) {
-		return policyErr("signals.retrieval.consensus_threshold", "must be in [0,1]")
-	}
 	if p.Merge.MaxResults < 1 || p.Merge.MaxResults > 20 {
 		return policyErr("merge.max_results", "must be in [1,20]")
 	}
-	if a := p.AnswerCoverage; a != nil {
-		for _, w := range [...]struct {
-			f string
-			v float64
-		}{{"bias", a.Bias}, {"coverage", a.Coverage}, {"sqrt_tokens", a.SqrtTokens}} {
-			if !logitWeight(w.v) {
-				return policyErr("signals.answer_coverage."+w.f, "must be a finite number in [-100,100]")
-			}
-		}
-	}
-	if c := p.ChunkRelevance; c != nil {
-		for _, w := range [...]struct {
-			f string
-			v float64
-		}{{"bias", c.Bias}, {"vector", c.Vector}, {"below_top", c.BelowTop}, {"both", c.Both}} {
-			if !logitWeight(w.v) {
-				return policyErr("signals.chunk_relevance."+w.f, "must be a finite number in [-100,100]")
-			}
-		}
-		if !unit(c.MissingGap) {
-			return policyErr("signals.chunk_relevance.missing_gap", "must be in [0,1]")
-		}
-	}
-	if a := p.Answerability; a != nil {
-		if err := a.validate(p); err != nil {
-			return err
-		}
+	if err := p.checkSignals(); err != nil {
+		return err
 	}
 	if len(p.OrderBy) == 0 {
 		return policyErr("order_by", "must name at least one ordering")
@@ -510,18 +262,15 @@ func (p *Policy) Validate() error {
 // checkOrder accepts a known ordering whose signal group is on.
 func (p *Policy) checkOrder(field, o string) error {
 	need := ""
-	switch o {
-	case OrderInput, OrderVector, OrderCoverage, OrderRetrieval:
-	case OrderQuality:
-		need = "quality"
-	case OrderEvidence:
-		need = "evidence"
-	case OrderAnswer:
-		need = "answer_coverage"
-	case OrderRelevance:
-		need = "chunk_relevance"
-	default:
-		return policyErr(field, "unknown ordering "+strconv.Quote(o))
+	if builtinOrder(o) < 0 {
+		for _, g := range signalGroups {
+			if g.order == o {
+				need = g.key
+			}
+		}
+		if need == "" {
+			return policyErr(field, "unknown ordering "+strconv.Quote(o))
+		}
 	}
 	if need != "" && !groupOn(p, need) {
 		return policyErr(field, o+" needs signals."+need)

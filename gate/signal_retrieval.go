@@ -1,10 +1,82 @@
 package gate
 
-import (
-	"strconv"
+import "strconv"
 
-	"github.com/ctxgate/ctxgate/gate/internal/swar"
+// signals.retrieval: the seven retrieval metrics of the confidence-scoring
+// document over the chunks' scores, and its weighted overall confidence
+// (retrieval_confidence); with rag_confidence on, the decision also carries
+// the metrics as that document's scorer reports them.
+
+// The signals of the retrieval metrics.
+const (
+	SigTopScore       = "top_score"
+	SigScoreGap       = "score_gap"
+	SigScoreSpread    = "score_spread"
+	SigConsensus      = "consensus"
+	SigAgreement      = "bm25_dense_agreement"
+	SigRerankerImpact = "reranker_impact"
+	SigDiversity      = "document_diversity"
+	SigGraphSupport   = "graph_support"
+	SigRetrievalConf  = "retrieval_confidence"
 )
+
+var retrievalGroup = signalGroup{
+	key: "retrieval",
+	reports: []string{SigTopScore, SigScoreGap, SigScoreSpread, SigConsensus, SigAgreement,
+		SigRerankerImpact, SigDiversity, SigGraphSupport, SigRetrievalConf},
+	on:   func(p *Policy) bool { return p.Retrieval != nil },
+	read: readRetrieval,
+	check: func(p *Policy) *Error {
+		if !unit(p.Retrieval.ConsensusThreshold) {
+			return policyErr("signals.retrieval.consensus_threshold", "must be in [0,1]")
+		}
+		return nil
+	},
+	state: func() groupState { return &retrievalState{} },
+}
+
+// RetrievalConfig is the seven-metric retrieval confidence.
+type RetrievalConfig struct {
+	ConsensusThreshold float64 // consensus_threshold (0.75, compared with >=)
+	// RawScores (raw_scores) takes each chunk's score as the request gives
+	// it, a cross-encoder logit staying a logit, and clamps only inside the
+	// overall formula, as the confidence-scoring document's scorer does.
+	// Off, every score is clamped to [0,1] first and rerank logits go
+	// through the logistic function.
+	RawScores bool
+	// Report (rag_confidence) adds the decision's rag_confidence object:
+	// the metrics as that scorer's to_dict() reports them.
+	Report bool
+}
+
+func defaultRetrieval() RetrievalConfig { return RetrievalConfig{ConsensusThreshold: 0.75} }
+
+func readRetrieval(p *Policy, o obj) *Error {
+	if err := o.strict("consensus_threshold raw_scores rag_confidence"); err != nil {
+		return err
+	}
+	c := defaultRetrieval()
+	if err := readNum(o, "consensus_threshold", &c.ConsensusThreshold); err != nil {
+		return err
+	}
+	if err := readBool(o, "raw_scores", &c.RawScores); err != nil {
+		return err
+	}
+	if err := readBool(o, "rag_confidence", &c.Report); err != nil {
+		return err
+	}
+	p.Retrieval = &c
+	return nil
+}
+
+// retrievalState is the metrics' scratch: the scores in rank order, the
+// series correlated, their ranks, and the document set.
+type retrievalState struct {
+	order, tmp   []int
+	keys, xs, ys []float64
+	rx, ry       []float64
+	docs         docSet
+}
 
 // retrievalScore is the confidence-scoring document's per-chunk score:
 // rerank, then boosted, then rrf, then the vector score, by presence. A
@@ -115,21 +187,22 @@ const scorerNoResults = "NO RESULTS - No relevant chunks found"
 // chunk's score as given (a cross-encoder logit stays a logit) and only the
 // overall formula clamps; without, they take the clamped retrieval score
 // (logits through the logistic function), as the chunks are ordered.
-func (e *Engine) signalRetrieval() {
+func (s *retrievalState) run(e *Engine, _ *Request) {
 	w := e.work
 	n := len(w)
 	cfg := e.policy.Retrieval
 	if n == 0 {
 		if cfg.Report {
-			r := e.ragObject()
+			r := e.a.ragObject()
 			*r = RAGConfidence{Interpretation: scorerNoResults, ShouldFlagForReview: true}
 		}
 		return
 	}
 	raw := cfg.RawScores
 	m := retrievalMetrics{n: n}
-	keys := e.keys[:n]
-	order := e.order[:n]
+	s.order, s.tmp, s.keys = resizeInt(s.order, n), resizeInt(s.tmp, n), resizeFloat(s.keys, n)
+	keys := s.keys[:n]
+	order := s.order[:n]
 	for i := range w {
 		if raw {
 			keys[i] = rawRetrievalScore(&w[i].c.Scores)
@@ -138,7 +211,7 @@ func (e *Engine) signalRetrieval() {
 		}
 		order[i] = i
 	}
-	sortDesc(order, keys, e.tmp[:n])
+	sortDesc(order, keys, s.tmp[:n])
 	m.top = keys[order[0]]
 	if n > 1 {
 		m.gap = keys[order[0]] - keys[order[1]]
@@ -155,8 +228,8 @@ func (e *Engine) signalRetrieval() {
 	// fewer than 2 pairs, 1.0 when a series is constant (the original's rules).
 	// The pairs are written by index, not appended: under TinyGo an
 	// append is a runtime call, and these loops run per chunk.
-	e.f1, e.f2 = resizeFloat(e.f1, n), resizeFloat(e.f2, n)
-	xs, ys := e.f1, e.f2
+	s.xs, s.ys = resizeFloat(s.xs, n), resizeFloat(s.ys, n)
+	xs, ys := s.xs, s.ys
 	pairs := 0
 	for i := range w {
 		if w[i].hasSem && w[i].hasBM25 {
@@ -186,7 +259,7 @@ func (e *Engine) signalRetrieval() {
 	}
 	// Reranker impact: 1 - |Spearman rho| between rerank and rrf scores,
 	// ranked in the engine's scratch (order is free again).
-	xs, ys, pairs = e.f1, e.f2, 0
+	xs, ys, pairs = s.xs, s.ys, 0
 	for i := range w {
 		s := &w[i].c.Scores
 		if s.HasRerank && s.HasRRF {
@@ -198,15 +271,15 @@ func (e *Engine) signalRetrieval() {
 		}
 	}
 	xs, ys = xs[:pairs], ys[:pairs]
-	e.f3, e.f4 = resizeFloat(e.f3, n), resizeFloat(e.f4, n)
-	if rho, ok := spearmanInto(xs, ys, order, e.f3, e.f4); ok {
+	s.rx, s.ry = resizeFloat(s.rx, n), resizeFloat(s.ry, n)
+	if rho, ok := spearmanInto(xs, ys, order, s.rx, s.ry); ok {
 		if rho < 0 {
 			rho = -rho
 		}
 		m.rerankerImpact = clamp01(1 - rho)
 	}
 	// Document diversity and graph support.
-	docs := e.q.docs.distinct(w)
+	docs := s.docs.distinct(w)
 	for i := range w {
 		if w[i].c.Scores.HasGraph {
 			m.graphGiven = true
@@ -242,7 +315,7 @@ func (e *Engine) signalRetrieval() {
 // to_dict() writes it: rounded to 3 decimals, top score, gap and spread
 // floored at 0 and the others clamped to [0,1], its own band and flag.
 func (e *Engine) reportRetrieval(m *retrievalMetrics) {
-	r := e.ragObject()
+	r := e.a.ragObject()
 	*r = RAGConfidence{
 		OverallConfidence:  round3(m.overall),
 		TopScore:           round3(maxf(0, m.top)),
@@ -263,9 +336,6 @@ func (e *Engine) reportRetrieval(m *retrievalMetrics) {
 	}
 	r.Interpretation, r.ShouldFlagForReview = b.interpretation, b.flag
 }
-
-// ragObject is where this decision's rag_confidence object is written.
-func (e *Engine) ragObject() *RAGConfidence { return e.a.ragObject() }
 
 // retrievalRecs turns the metrics into specific advice, in a fixed order.
 func (e *Engine) retrievalRecs(m *retrievalMetrics, docs int) {
@@ -302,70 +372,4 @@ func (e *Engine) retrievalRecs(m *retrievalMetrics, docs int) {
 		b = strconv.AppendFloat(b, m.rerankerImpact, 'f', 2, 64)
 		e.a.recommend(e.done(append(b, "): check the first-stage retriever's recall."...)))
 	}
-}
-
-// docSet counts distinct doc ids with a hash table of first occurrences
-// (index+1 into the chunks, reused between decisions). Comparing each
-// chunk's doc id with every earlier one was quadratic: at 100 chunks it
-// took a fifth of the TinyGo module's decide.
-type docSet struct {
-	slots []int32
-}
-
-func (d *docSet) distinct(w []chunkWork) int { return d.count(w, false) }
-
-// distinctDocs is distinct with every chunk that has no doc_id counted as a
-// document of its own: chunks of unknown origin are not evidence that one
-// document holds several of them.
-func (d *docSet) distinctDocs(w []chunkWork) int { return d.count(w, true) }
-
-func (d *docSet) count(w []chunkWork, emptyApart bool) int {
-	size := 16
-	for size < 2*len(w) {
-		size <<= 1
-	}
-	if cap(d.slots) >= size {
-		d.slots = d.slots[:size]
-		for i := range d.slots {
-			d.slots[i] = 0
-		}
-	} else {
-		d.slots = make([]int32, size)
-	}
-	mask := uint64(size - 1)
-	n := 0
-	for i := range w {
-		id := w[i].c.DocID
-		if emptyApart && id == "" {
-			n++
-			continue
-		}
-		for j := hashID(id) & mask; ; j = (j + 1) & mask {
-			k := d.slots[j]
-			if k == 0 {
-				d.slots[j] = int32(i + 1)
-				n++
-				break
-			}
-			if k <= int32(len(w)) && w[k-1].c.DocID == id {
-				break
-			}
-		}
-	}
-	return n
-}
-
-// hashID hashes a doc id eight bytes at a time (the hash is only a bucket:
-// ids that collide are compared).
-func hashID(s string) uint64 {
-	h := uint64(hashSeed)
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		h = hashBlock(h, swar.Load64(s, i))
-	}
-	var acc uint64
-	for j := len(s) - 1; j >= i; j-- {
-		acc = acc<<8 | uint64(s[j])
-	}
-	return hashSum(h, acc, uint(len(s)-i)*8)
 }

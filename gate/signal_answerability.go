@@ -2,7 +2,7 @@ package gate
 
 import "math"
 
-// answerability is the default policy's query-level signal: the chance that
+// signals.answerability: the default policy's query-level signal, the chance that
 // the evidence, taken as a whole, holds the answer. It is a logistic model
 // over a few request-level features, each in [0,1] and scale-free, with two
 // sets of weights: one for requests whose chunks carry both a lexical
@@ -15,6 +15,25 @@ import "math"
 // Every feature is computed for every request (Engine.Features gives them
 // all, for calibration), and a decision reports the features its model
 // weights, then answerability itself.
+
+// SigAnswerability is the active model's probability.
+const SigAnswerability = "answerability"
+
+var answerabilityGroup = signalGroup{
+	key:     "answerability",
+	reports: append([]string{SigAnswerability}, FeatureNames[featTermCoverageBest:]...),
+	on:      func(p *Policy) bool { return p.Answerability != nil },
+	read: func(p *Policy, o obj) *Error {
+		c, err := readAnswerability(o)
+		if err != nil {
+			return err
+		}
+		p.Answerability = c
+		return nil
+	},
+	check: checkAnswerability,
+	state: func() groupState { return &answerabilityState{} },
+}
 
 // Answerability features, in the order they are reported.
 const (
@@ -92,7 +111,8 @@ type AnswerabilityConfig struct {
 	SparseSaturation  float64 // sparse_saturation: top_sparse = s/(s+this) (1)
 }
 
-func (a *AnswerabilityConfig) validate(p *Policy) *Error {
+func checkAnswerability(p *Policy) *Error {
+	a := p.Answerability
 	const at = "signals.answerability"
 	if p.AnswerCoverage == nil {
 		return policyErr(at, "needs signals.answer_coverage (its answer_coverage is a feature)")
@@ -130,11 +150,83 @@ func defaultAnswerability() AnswerabilityConfig {
 	return AnswerabilityConfig{BM25Saturation: 10, SparseSaturation: 1}
 }
 
+// readAnswerability reads signals.answerability: the text model (required),
+// the scored model, and the two saturations.
+func readAnswerability(o obj) (*AnswerabilityConfig, *Error) {
+	if err := o.strict("text scored scored_min_term_coverage bm25_saturation sparse_saturation"); err != nil {
+		return nil, err
+	}
+	c := defaultAnswerability()
+	t, _, err := o.object("text", true)
+	if err != nil {
+		return nil, err
+	}
+	if err := readAnswerabilityModel(t, &c.Text); err != nil {
+		return nil, err
+	}
+	if m, ok, err := o.object("scored", false); err != nil {
+		return nil, err
+	} else if ok {
+		if err := readAnswerabilityModel(m, &c.Scored); err != nil {
+			return nil, err
+		}
+		c.HasScored = true
+	}
+	if err := readNum(o, "scored_min_term_coverage", &c.ScoredMinCoverage); err != nil {
+		return nil, err
+	}
+	if err := readNum(o, "bm25_saturation", &c.BM25Saturation); err != nil {
+		return nil, err
+	}
+	if err := readNum(o, "sparse_saturation", &c.SparseSaturation); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// readAnswerabilityModel reads {"bias": b, "weights": {"feature": w, ...}};
+// a weight names one of FeatureNames.
+func readAnswerabilityModel(o obj, m *AnswerabilityModel) *Error {
+	if err := o.strict("bias weights"); err != nil {
+		return err
+	}
+	if err := readNum(o, "bias", &m.Bias); err != nil {
+		return err
+	}
+	ws, ok, err := o.object("weights", true)
+	if err != nil || !ok {
+		return err
+	}
+	for i, n := 0, ws.v.Len(); i < n; i++ {
+		k := ws.v.Key(i)
+		f := featureIndex(k)
+		if f < 0 {
+			return ws.fail(k, "unknown feature (want one of "+featureList()+")")
+		}
+		if err := readNum(ws, k, &m.Weights[f]); err != nil {
+			return err
+		}
+		m.Used[f] = true
+	}
+	return nil
+}
+
+func featureList() string {
+	s := ""
+	for i, n := range FeatureNames {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
 // features computes every answerability feature of the current request into
-// e.feat and tells whether it has both kinds of retriever score. It needs
-// the chunks' answer_coverage (signalAnswerCoverage ran).
-func (e *Engine) features(cfg *AnswerabilityConfig) (paired bool) {
-	f := &e.feat
+// s.feat and tells whether it has both kinds of retriever score. answer is
+// the chunks' answer_coverage (answerCoverageState.score).
+func (s *answerabilityState) features(e *Engine, cfg *AnswerabilityConfig, answer []float64) (paired bool) {
+	f := &s.feat
 	*f = [nFeatures]float64{}
 	w := e.work
 	n := len(w)
@@ -145,34 +237,34 @@ func (e *Engine) features(cfg *AnswerabilityConfig) (paired bool) {
 	var bm, sem, sp moments
 	for i := range w {
 		c := &w[i]
-		f[featAnswerCoverage] = maxf(f[featAnswerCoverage], c.answer)
+		f[featAnswerCoverage] = maxf(f[featAnswerCoverage], answer[i])
 		cov := 1.0 // no term: nothing is missing (as in sufficiency coverage)
 		if e.q.nAnswer > 0 {
 			cov = float64(c.answerHits) / float64(e.q.nAnswer)
 		}
 		covSum += cov
 		f[featTermCoverageBest] = maxf(f[featTermCoverageBest], cov)
-		s := &c.c.Scores
-		if s.HasBM25 {
-			bm.add(s.BM25)
+		sc := &c.c.Scores
+		if sc.HasBM25 {
+			bm.add(sc.BM25)
 		}
-		if s.HasSparse {
-			sp.add(s.Sparse)
+		if sc.HasSparse {
+			sp.add(sc.Sparse)
 		}
-		if s.HasVector {
+		if sc.HasVector {
 			sem.add(w[i].vector)
 		}
 	}
 	f[featTermCoverageMean] = covSum / float64(n)
 	if n > 1 {
-		f[featDocConcentration] = float64(n-e.q.docs.distinctDocs(w)) / float64(n-1)
+		f[featDocConcentration] = float64(n-s.docs.distinctDocs(w)) / float64(n-1)
 	}
 	paired = bm.n > 0 && (sem.n > 0 || sp.n > 0)
 	if paired {
 		both := 0
 		for i := range w {
-			s := &w[i].c.Scores
-			if s.HasBM25 && (s.HasVector || s.HasSparse) {
+			sc := &w[i].c.Scores
+			if sc.HasBM25 && (sc.HasVector || sc.HasSparse) {
 				both++
 			}
 		}
@@ -199,25 +291,31 @@ func (e *Engine) features(cfg *AnswerabilityConfig) (paired bool) {
 	return paired
 }
 
-// signalAnswerability reports the active model's features and its
-// probability.
-func (e *Engine) signalAnswerability() {
+// answerabilityState holds the features and the document set.
+type answerabilityState struct {
+	feat [nFeatures]float64
+	docs docSet
+}
+
+// run reports the active model's features and its probability.
+func (s *answerabilityState) run(e *Engine, _ *Request) {
 	cfg := e.policy.Answerability
 	if len(e.work) == 0 {
 		return
 	}
+	answer := e.state(&answerCoverageGroup).(*answerCoverageState).answer
 	m := &cfg.Text
-	if e.features(cfg) && cfg.HasScored && e.feat[featTermCoverageBest] >= cfg.ScoredMinCoverage {
+	if s.features(e, cfg, answer) && cfg.HasScored && s.feat[featTermCoverageBest] >= cfg.ScoredMinCoverage {
 		m = &cfg.Scored
 	}
 	x := m.Bias
-	for i := range e.feat {
+	for i := range s.feat {
 		if m.Used[i] {
-			x += float64(m.Weights[i] * e.feat[i])
+			x += float64(m.Weights[i] * s.feat[i])
 			// answer_coverage is reported by its own group already,
 			// with the same value.
 			if i != featAnswerCoverage {
-				e.addSignal(FeatureNames[i], e.feat[i])
+				e.addSignal(FeatureNames[i], s.feat[i])
 			}
 		}
 	}
@@ -291,11 +389,13 @@ func (e *Engine) Features(req *Request) ([]Signal, error) {
 	e.a.reset(e.ref)
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
-	e.scoreAnswerCoverage(ac)
-	e.features(cfg)
+	acs := e.state(&answerCoverageGroup).(*answerCoverageState)
+	acs.score(e, ac)
+	s := e.state(&answerabilityGroup).(*answerabilityState)
+	s.features(e, cfg, acs.answer)
 	out := make([]Signal, nFeatures)
 	for i := range out {
-		out[i] = Signal{Name: FeatureNames[i], Value: e.feat[i]}
+		out[i] = Signal{Name: FeatureNames[i], Value: s.feat[i]}
 	}
 	return out, nil
 }
