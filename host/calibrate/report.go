@@ -116,7 +116,7 @@ func bound(o Options, b *base, ch choice) Bound {
 		side = "withheld"
 	}
 	bd := Bound{
-		Rate: o.Target.String(), Alpha: o.Alpha, Delta: delta,
+		Rate: o.Target.String(), Alpha: o.Alpha, Delta: math.Round(delta*1e12) / 1e12, // 0.1, not 0.09999999999999998
 		N: ch.N, K: ch.K, PValue: ch.P, MaxK: MaxWrong(ch.N, o.Alpha, delta), MinN: MinExamples(o.Alpha, delta),
 		Tested: ch.Tested, Candidates: ch.Distinct + 1,
 		NextK: ch.NextK, NextPValue: ch.NextP, Stopped: ch.HasNext,
