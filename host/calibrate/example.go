@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/host/gaps"
 )
 
 // Example is one labeled request.
@@ -35,20 +36,10 @@ func (e *Example) where(i int) string {
 	return "example " + strconv.Itoa(i+1)
 }
 
-// LineError is a bad line of an examples file.
-type LineError struct {
-	Line  int
-	Field string // "request.chunks[0].scores.vector", "label", ...; "" for the whole line
-	Msg   string
-}
-
-func (e *LineError) Error() string {
-	s := "line " + strconv.Itoa(e.Line) + ": "
-	if e.Field != "" {
-		s += e.Field + ": "
-	}
-	return s + e.Msg
-}
+// LineError is a bad line of an examples file: its number, the field
+// ("request.chunks[0].scores.vector", "label"; "" for the whole line) and
+// what is wrong. It is the gap log reader's line error.
+type LineError = gaps.LineError
 
 // maxLine bounds one line: the largest request the gate accepts (its
 // default max_request_bytes, 4 MiB) plus room for the label and group.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"github.com/ctxgate/ctxgate/internal/keyhash"
 )
 
 // split is where an example goes.
@@ -90,23 +92,12 @@ func assignSplits(exs []Example, seed uint64, calShare, testShare float64) []spl
 	return out
 }
 
-// mix hashes a seed and a key: FNV-1a, then murmur3's 64-bit finalizer,
-// whose avalanche makes every bit depend on every input byte.
+// mix hashes a seed and a key (keyhash.Sum64 of the seed's 8 bytes,
+// little-endian, then the key).
 func mix(seed uint64, key string) uint64 {
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	for i := 0; i < 8; i++ {
-		h ^= (seed >> (8 * i)) & 0xff
-		h *= prime
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(seed >> (8 * i))
 	}
-	for i := 0; i < len(key); i++ {
-		h ^= uint64(key[i])
-		h *= prime
-	}
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
+	return keyhash.Sum64(string(b[:]), key)
 }
