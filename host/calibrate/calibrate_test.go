@@ -200,6 +200,23 @@ func TestCalibratePolicy(t *testing.T) {
 	if p.Answerability.Text == def.Answerability.Text {
 		t.Error("the text model did not change")
 	}
+	// A test split is held out from both and reported on.
+	held, err := Calibrate(exs, Options{Target: Hallucination, Alpha: 0.1, CalibrationShare: 0.5, TestShare: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	n := 0
+	for _, r := range held.Report.Splits {
+		names = append(names, r.Split)
+		n += r.Examples
+	}
+	if strings.Join(names, " ") != "fit calibration test" || n != len(exs) || held.Report.Splits[2].Examples < 100 {
+		t.Errorf("splits %v over %d examples: %+v", names, n, held.Report.Splits)
+	}
+	if a := held.Report.AUROC; a.Positive+a.Negative != held.Report.Splits[1].Examples+held.Report.Splits[2].Examples {
+		t.Errorf("held-out AUROC over %d examples, want the calibration and test splits'", a.Positive+a.Negative)
+	}
 	named, err := Calibrate(exs, Options{Target: Hallucination, Alpha: 0.1, Name: "support", Version: "7"})
 	if err != nil {
 		t.Fatal(err)
