@@ -14,6 +14,7 @@ import (
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host/calibrate"
+	"github.com/ctxgate/ctxgate/host/decisionlog"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -26,6 +27,8 @@ func init() {
 // calibrateFlags are calibrate's command line.
 type calibrateFlags struct {
 	data             string
+	decisions        signFileList
+	feedback         signFileList
 	maxHallucination float64
 	maxError         float64
 	confidence       float64
@@ -43,6 +46,8 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ctxgate calibrate", flag.ContinueOnError)
 	var f calibrateFlags
 	fs.StringVar(&f.data, "data", "", "labeled examples `FILE`: one JSON object a line, {\"request\": {...}, \"label\": 1|0, \"group\": \"...\"}")
+	fs.Var(&f.decisions, "decisions", "decision log `FILE` or glob (repeatable) of `ctxgate serve --decision-log --decision-log-request`, joined with --feedback instead of --data")
+	fs.Var(&f.feedback, "feedback", "feedback log `FILE` or glob (repeatable) of `ctxgate serve --feedback-log`: its answer_in_sources verdicts are the labels")
 	fs.Float64Var(&f.maxHallucination, "max-hallucination", 0, "bound `X` on the share of unanswerable examples (label 0) the gate answers")
 	fs.Float64Var(&f.maxError, "max-error", 0, "bound `X` on the share of answerable examples (label 1) the gate withholds")
 	fs.Float64Var(&f.confidence, "confidence", 0.9, "probability `C` that the bound holds on new data from the same source")
@@ -56,7 +61,7 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.version, "version", "", "version of the written policy (default: the base's + \"-calibrated.\" + the UTC time, so later calibrations sort later)")
 	fs.BoolVar(&f.noLevels, "no-levels", false, "leave the raw score levels (top_vector, top_bm25, top_sparse) out of the fit")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: ctxgate calibrate --data EXAMPLES.jsonl (--max-hallucination X | --max-error X) [--confidence 0.9] [--base default] --out POLICY.json [--report REPORT.md]\n")
+		io.WriteString(stderr, "usage: ctxgate calibrate (--data EXAMPLES.jsonl | --decisions LOG --feedback LOG) (--max-hallucination X | --max-error X) [--confidence 0.9] [--base default] --out POLICY.json [--report REPORT.md]\n")
 		fs.PrintDefaults()
 	}
 	if code, done := parseFlags(fs, args, stderr); done {
@@ -69,17 +74,77 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		io.WriteString(stderr, "ctxgate calibrate: "+err.Error()+"\n")
 		return exitUsage
 	}
-	if fs.NArg() != 0 || f.data == "" || f.out == "" {
+	logs := len(f.decisions) > 0 || len(f.feedback) > 0
+	if fs.NArg() != 0 || f.out == "" || (f.data == "") == !logs {
+		if f.data != "" && logs {
+			io.WriteString(stderr, "ctxgate calibrate: give --data or --decisions/--feedback, not both\n")
+		}
 		fs.Usage()
 		return exitUsage
 	}
-	// Another source of examples (a decision log joined with feedback)
-	// reads into []calibrate.Example here and calls calibrateAndWrite.
-	exs, err := readExamplesFile(f.data, opts.Base)
+	var exs []calibrate.Example
+	if logs {
+		exs, err = readDecisionLogs(f.decisions, f.feedback, opts.Base, stderr)
+	} else {
+		exs, err = readExamplesFile(f.data, opts.Base)
+	}
 	if err != nil {
 		return fail(stderr, "calibrate", err)
 	}
 	return calibrateAndWrite(exs, opts, &f, stdout, stderr)
+}
+
+// readDecisionLogs joins decision logs with feedback logs (as `ctxgate
+// decisions join` does) into calibration examples. Only a decision whose
+// request was logged whole can be calibrated from: the features are
+// computed from its query and chunk text. The others are counted and left
+// out, saying so. Examples asking the same question share a group, so a
+// question asked twice never lands in both the fit and the calibration
+// split.
+func readDecisionLogs(decisions, feedback []string, base []byte, stderr io.Writer) ([]calibrate.Example, error) {
+	if len(decisions) == 0 || len(feedback) == 0 {
+		return nil, usageError{errors.New("--decisions and --feedback go together")}
+	}
+	p, err := gate.DecodePolicy(base)
+	if err != nil {
+		return nil, errors.New("--base: " + err.Error())
+	}
+	j := decisionlog.NewJoiner()
+	for _, set := range []struct {
+		flag  string
+		files []string
+		add   func(string, io.Reader) error
+	}{{"--decisions", decisions, j.AddDecisions}, {"--feedback", feedback, j.AddFeedback}} {
+		paths, err := expand(set.flag, set.files)
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range paths {
+			if err := addFile(path, set.add); err != nil {
+				return nil, err
+			}
+		}
+	}
+	joined, _ := j.Examples()
+	var exs []calibrate.Example
+	noRequest := 0
+	for i := range joined {
+		ex := &joined[i]
+		if ex.Request == nil {
+			noRequest++
+			continue
+		}
+		req, err := gate.DecodeRequest(ex.Request, &p.Limits)
+		if err != nil {
+			return nil, errors.New("decision " + ex.DecisionID + ": request: " + err.Error())
+		}
+		exs = append(exs, calibrate.Example{Request: req, Label: ex.Label == 1, Group: "q:" + req.Query, Line: i + 1})
+	}
+	if noRequest > 0 {
+		io.WriteString(stderr, "ctxgate calibrate: left out "+strconv.Itoa(noRequest)+
+			" decision(s) with a verdict but no whole request in the log (serve --decision-log-request, unmasked)\n")
+	}
+	return exs, nil
 }
 
 // options turns the flags into calibration options, reading --base.

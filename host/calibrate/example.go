@@ -53,8 +53,12 @@ const maxLine = 4<<20 + 64<<10
 // (see Example.Group). Blank lines are skipped. The request is decoded as
 // the gate decodes it, under lim (nil: the gate's default limits), so an
 // example the gate would reject is rejected here, naming the line and the
-// field. Any other key is an error, so that a misspelt "group" is not
-// silently ignored.
+// field. The lines `ctxgate decisions join` writes are read too: their
+// other members (the logged decision's id, time, outcome and signals) are
+// known and ignored, and a joined line without a request (masked in the
+// log) is an error naming the line, as it cannot be calibrated from. Any
+// other key is an error, so that a misspelt "group" is not silently
+// ignored.
 func ReadExamples(r io.Reader, lim *gate.Limits) ([]Example, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
@@ -92,15 +96,22 @@ func parseExample(b []byte, lim *gate.Limits) (Example, *LineError) {
 		return Example{}, &LineError{Msg: "not a JSON object: " + err.Error()}
 	}
 	var ex Example
+	joined := false
 	for k := range raw {
 		switch k {
 		case "request", "label", "group":
+		case "decision_id", "timestamp", "path", "policy", "action", "level", "band", "confidence",
+			"signals", "rating", "erased", "omitted":
+			joined = true // a line of `ctxgate decisions join`
 		default:
 			return ex, &LineError{Field: k, Msg: "unknown field (want request, label and optionally group)"}
 		}
 	}
 	req, ok := raw["request"]
 	if !ok || bytes.Equal(bytes.TrimSpace(req), []byte("null")) {
+		if joined {
+			return ex, &LineError{Field: "request", Msg: "missing: the decision log did not hold this request whole (serve --decision-log-request, unmasked; or join with --request-only)"}
+		}
 		return ex, &LineError{Field: "request", Msg: "missing"}
 	}
 	r, err := gate.DecodeRequest(req, lim)

@@ -39,6 +39,7 @@ func TestReadExamplesRejects(t *testing.T) {
 		{"bad score", `{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"vector": "high"}}]}, "label": 1}`,
 			"line 2: request.chunks[0].scores.vector:"},
 		{"unknown request field", `{"request": {"query": "q", "chunk": []}, "label": 0}`, "line 2: request.chunk: unknown field"},
+		{"joined line, request masked", `{"label": 1, "decision_id": "x", "signals": {}, "erased": ["query"]}`, "line 2: request: missing: the decision log did not hold this request whole"},
 	} {
 		_, err := ReadExamples(strings.NewReader(goodLine+"\n"+c.line+"\n"), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
