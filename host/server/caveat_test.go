@@ -275,3 +275,37 @@ func TestEvents(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStreamEditors: no upstream stream makes the editors panic; an event
+// comes out whole (ending where it ended), and one that is not JSON data is
+// relayed as it came.
+func FuzzStreamEditors(f *testing.F) {
+	f.Add([]byte(chatEvents("")))
+	f.Add([]byte(chatEvents(" More.")))
+	f.Add([]byte(responseEvents("Open", " Settings [S1].")))
+	f.Add([]byte("data: {\"choices\":[{\"index\":-1,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\r\n\r\n: c\n\n"))
+	d := &decisionView{Action: "caveat", Level: "partial", Confidence: "0.6", ConfidenceFactors: []string{}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, mode := range []CaveatDelivery{CaveatPrefix, CaveatSuffix} {
+			for _, ed := range []streamEditor{newChatStream(d, mode, "Careful."), &responsesStream{d: d, mode: mode, caveat: "Careful."}} {
+				rest := b
+				for {
+					k := nextEvent(rest)
+					if k == 0 {
+						break
+					}
+					ev := rest[:k]
+					out := ed.event(nil, ev)
+					if _, _, _, ok := eventData(ev); !ok && !bytes.Equal(out, ev) {
+						t.Fatalf("an event without one data line was changed: %q -> %q", ev, out)
+					}
+					if nextEvent(out) == 0 && len(out) > 0 {
+						t.Fatalf("the editor left an event open: %q -> %q", ev, out)
+					}
+					rest = rest[k:]
+				}
+				ed.end(nil)
+			}
+		}
+	})
+}
