@@ -139,6 +139,18 @@ func appendTextPart(dst []byte, text string) []byte {
 // output_text parts in order, joined as the OpenAI SDKs' output_text joins
 // them (no separator). ok is false when there is no such part.
 func ResponseText(root *jsonx.Value) (text string, ok bool) {
+	EachResponseText(root, func(_, _ int, t string) bool {
+		text += t
+		ok = true
+		return true
+	})
+	return text, ok
+}
+
+// EachResponseText calls fn with each output_text part of the message items
+// of a parsed "response" object, in order: its output and content indexes
+// and its text. fn returns false to stop.
+func EachResponseText(root *jsonx.Value, fn func(output, content int, text string) bool) {
 	out := root.Get("output")
 	for i := 0; i < out.Len(); i++ {
 		item := out.Index(i)
@@ -148,11 +160,9 @@ func ResponseText(root *jsonx.Value) (text string, ok bool) {
 		content := item.Get("content")
 		for j := 0; j < content.Len(); j++ {
 			p := content.Index(j)
-			if p.Get("type").Str() == "output_text" && p.Get("text").Kind() == jsonx.String {
-				text += p.Get("text").Str()
-				ok = true
+			if p.Get("type").Str() == "output_text" && p.Get("text").Kind() == jsonx.String && !fn(i, j, p.Get("text").Str()) {
+				return
 			}
 		}
 	}
-	return text, ok
 }

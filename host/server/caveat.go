@@ -118,22 +118,16 @@ func responseAnswerEdited(root *jsonx.Value, mode CaveatDelivery, caveat string,
 
 // firstTextPart is the output and content index of a response's first
 // output_text part with text, or -1, -1.
-func firstTextPart(root *jsonx.Value) (int, int) {
-	out := root.Get("output")
-	for i := 0; i < out.Len(); i++ {
-		item := out.Index(i)
-		if item.Get("type").Str() != "message" {
-			continue
+func firstTextPart(root *jsonx.Value) (oi, ci int) {
+	oi, ci = -1, -1
+	chat.EachResponseText(root, func(o, c int, text string) bool {
+		if text == "" {
+			return true
 		}
-		content := item.Get("content")
-		for j := 0; j < content.Len(); j++ {
-			p := content.Index(j)
-			if p.Get("type").Str() == "output_text" && nonEmptyString(p.Get("text")) {
-				return i, j
-			}
-		}
-	}
-	return -1, -1
+		oi, ci = o, c
+		return false
+	})
+	return oi, ci
 }
 
 // chatStream edits a chat-completion stream: the caveat in each choice's
