@@ -18,13 +18,7 @@ DIR=$PWD/examples/openai
 log() { echo "test-openai: $*" >&2; }
 
 command -v npm >/dev/null || scripts/install-js-deps.sh
-stamp=$DIR/node_modules/.ctxgate-lock.sha256
-want=$(sha256sum "$DIR/package-lock.json" | cut -d' ' -f1)
-if [ "${CTXGATE_NPM_CI:-}" = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-	log "npm ci (examples/openai/package-lock.json)"
-	timeout 600 npm ci --prefix "$DIR" --prefer-offline --no-audit --no-fund --loglevel=error >&2
-	echo "$want" >"$stamp"
-fi
+scripts/npm-ci.sh "$DIR"
 [ "${CTXGATE_OPENAI_INSTALL_ONLY:-}" != 1 ] || exit 0
 
 [ -x bin/ctxgate ] || { log "bin/ctxgate is missing: run make build"; exit 1; }
