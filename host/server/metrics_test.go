@@ -125,6 +125,15 @@ func TestMetrics(t *testing.T) {
 	if idle := metricValue(t, f, "ctxgate_pool_instances", "pool", "fast", "state", "idle"); idle < 1 || idle > 2 {
 		t.Errorf("idle instances %v", idle)
 	}
+	// The states partition the live instances: summed, each pool's gauges
+	// are its live count (/healthz), with no instance counted twice.
+	hv := health(t, s)
+	for pool, live := range map[string]int{"fast": hv.Pool.Live, "large": hv.LargePool.Live} {
+		sum := metricValue(t, f, "ctxgate_pool_instances", "pool", pool, "state", "in_use") + metricValue(t, f, "ctxgate_pool_instances", "pool", pool, "state", "idle")
+		if sum != float64(live) {
+			t.Errorf("pool %s: in_use + idle = %v, live %d", pool, sum, live)
+		}
+	}
 	if c := metricValue(t, f, "ctxgate_pool_instances_created_total", "pool", "fast"); c < 1 {
 		t.Errorf("created %v", c)
 	}
