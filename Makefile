@@ -59,6 +59,9 @@ test: build
 	@# LlamaIndex.TS, the client against serve) and the Python client.
 	scripts/test-js.sh
 	scripts/test-python.sh
+	@# The official OpenAI Node SDK against the gateway (chat, responses,
+	@# models, embeddings, pass-through, errors) with a local upstream.
+	scripts/test-openai.sh
 	@# Every fuzz target for FUZZTIME (default 20s), natively and through the modules.
 	scripts/fuzz.sh
 

@@ -362,14 +362,24 @@ func (m *moments) spread() float64 {
 // policy's weights for it, or their defaults when the policy has none. The
 // request is checked as Decide checks it.
 func (e *Engine) Features(req *Request) ([]Signal, error) {
+	f, _, err := e.AnswerabilityFeatures(req)
+	return f, err
+}
+
+// AnswerabilityFeatures is Features, and tells which of the policy's models
+// decides the request: scored is true when the policy has a scored model,
+// the request carries both kinds of retriever score and its
+// term_coverage_best reaches scored_min_term_coverage; else the text model
+// decides. Calibration fits each model on the requests it decides.
+func (e *Engine) AnswerabilityFeatures(req *Request) (features []Signal, scored bool, err error) {
 	if req == nil {
-		return nil, errorf(CodeBadField, "", "request is nil")
+		return nil, false, errorf(CodeBadField, "", "request is nil")
 	}
 	if err := checkLimits(req, &e.policy.Limits); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := checkRequest(req); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	chunks := req.Chunks
 	if len(chunks) == 0 && len(req.ResultsPerQuery) > 0 {
@@ -392,10 +402,11 @@ func (e *Engine) Features(req *Request) ([]Signal, error) {
 	acs := e.state(&answerCoverageGroup).(*answerCoverageState)
 	acs.score(e, ac)
 	s := e.state(&answerabilityGroup).(*answerabilityState)
-	s.features(e, cfg, acs.answer)
+	paired := s.features(e, cfg, acs.answer)
 	out := make([]Signal, nFeatures)
 	for i := range out {
 		out[i] = Signal{Name: FeatureNames[i], Value: s.feat[i]}
 	}
-	return out, nil
+	scored = paired && cfg.HasScored && s.feat[featTermCoverageBest] >= cfg.ScoredMinCoverage
+	return out, scored, nil
 }

@@ -112,3 +112,40 @@ func TestAnswerabilityModelChoice(t *testing.T) {
 		}
 	}
 }
+
+// AnswerabilityFeatures names the model Decide applies: the default's
+// scored model reports retriever_agreement, its text model does not.
+func TestAnswerabilityFeaturesModel(t *testing.T) {
+	e := presetEngine(t, "default")
+	both := Scores{Vector: 0.8, HasVector: true, BM25: 4, HasBM25: true}
+	for _, c := range []struct {
+		name   string
+		query  string
+		chunks []Chunk
+		scored bool
+	}{
+		{"text alone", "reset password", []Chunk{{Text: "reset the password"}}, false},
+		{"vector alone", "reset password", []Chunk{{Text: "reset the password", Scores: Scores{Vector: 0.8, HasVector: true}}}, false},
+		{"both scores, on topic", "reset password", []Chunk{{Text: "reset the password", Scores: both}}, true},
+		{"both scores, off topic", "reset password", []Chunk{{Text: "unrelated words", Scores: both}}, false},
+		{"bm25 and sparse on different chunks", "reset password",
+			[]Chunk{{Text: "reset password", Scores: Scores{BM25: 3, HasBM25: true}}, {Text: "x", Scores: Scores{Sparse: 9, HasSparse: true}}}, true},
+	} {
+		req := &Request{Query: c.query, Chunks: c.chunks}
+		_, scored, err := e.AnswerabilityFeatures(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := e.Decide(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decided := false
+		for _, s := range d.Signals {
+			decided = decided || s.Name == "retriever_agreement"
+		}
+		if scored != c.scored || decided != c.scored {
+			t.Errorf("%s: AnswerabilityFeatures scored = %v, Decide used the scored model = %v, want %v", c.name, scored, decided, c.scored)
+		}
+	}
+}

@@ -68,7 +68,7 @@ func faults(t *testing.T) []fault {
 			m, abi := m, abi
 			pages, big := uint32(17), bigRequest(100, 140) // the sizes TestRealMemoryCapSurvives measured
 			if m == ModuleGo {
-				pages, big = 64, bigRequest(100, 50)
+				pages, big = 72, bigRequest(100, 200)
 			}
 			fs = append(fs,
 				fault{name: m.String() + "/" + abi.String() + " out of memory", gate: func(t *testing.T) *Gate {

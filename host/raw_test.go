@@ -139,7 +139,7 @@ func TestABIFaults(t *testing.T) {
 	caps := map[Module]struct {
 		pages              uint32
 		chunks, textRepeat int
-	}{ModuleTinyGo: {17, 100, 140}, ModuleGo: {64, 100, 50}}
+	}{ModuleTinyGo: {17, 100, 140}, ModuleGo: {72, 100, 200}}
 	for _, m := range realModules {
 		for _, abi := range realABIs {
 			t.Run(m.String()+"/"+abi.String(), func(t *testing.T) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh: the Debian packages the build and tests need (LLVM 19 to
 # build TinyGo, wasi-libc and compiler-rt to link wasm, binaryen for
-# wasm-opt, Chromium to render the HTML gap report in a test).
+# wasm-opt, Chromium to render the HTML gap report in a test, Prometheus for
+# promtool, which checks a live /metrics page in a test).
 # Idempotent: when every package is already installed it does nothing, so
 # `make` can call it on every run without touching the network.
 set -euo pipefail
@@ -11,6 +12,7 @@ PKGS=(
 	wasi-libc libclang-rt-19-dev-wasm32           # prebuilt libc and builtins for wasm32-wasi
 	binaryen                                      # wasm-opt
 	chromium                                      # headless, for TestGapsReportInChromium
+	prometheus                                    # promtool, for TestPromtoolCheckMetrics (not run as a service)
 	git ca-certificates                           # go build of TinyGo reads vcs info; harmless
 )
 

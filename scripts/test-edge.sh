@@ -100,13 +100,7 @@ trap cleanup EXIT
 trap on_signal INT TERM
 
 # 1. npm ci, unless node_modules already holds exactly this lockfile.
-stamp=$EX/node_modules/.ctxgate-lock.sha256
-want=$(sha256sum "$EX/package-lock.json" | cut -d' ' -f1)
-if [ "${CTXGATE_NPM_CI:-}" = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-	log "npm ci (examples/package-lock.json)"
-	run timeout 600 npm ci --prefix "$EX" --prefer-offline --no-audit --no-fund --loglevel=error >&2
-	echo "$want" >"$stamp"
-fi
+run scripts/npm-ci.sh "$EX"
 # .ci/run installs in a phase of its own, before `make test`.
 [ "${CTXGATE_EDGE_INSTALL_ONLY:-}" != 1 ] || exit 0
 

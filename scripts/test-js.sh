@@ -26,13 +26,7 @@ die() { log "$*"; exit 1; }
 
 scripts/install-js-deps.sh
 
-stamp=$PKG/node_modules/.ctxgate-lock.sha256
-want=$(sha256sum "$PKG/package-lock.json" | cut -d' ' -f1)
-if [ "${CTXGATE_NPM_CI:-}" = 1 ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-	log "npm ci (packages/js/package-lock.json)"
-	timeout 600 npm ci --prefix "$PKG" --prefer-offline --no-audit --no-fund --loglevel=error >&2
-	echo "$want" >"$stamp"
-fi
+scripts/npm-ci.sh "$PKG"
 [ "${CTXGATE_JS_INSTALL_ONLY:-}" != 1 ] || exit 0
 
 [ -f host/wasm/ctxgate.wasm ] || die "host/wasm/ctxgate.wasm is missing: run make build"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/host"
-	"github.com/ctxgate/ctxgate/policies"
 	"github.com/ctxgate/ctxgate/internal/testenv"
+	"github.com/ctxgate/ctxgate/policies"
 	"github.com/tetratelabs/wazero"
 )
 

@@ -50,6 +50,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	applyDecisionLog := decisionLogFlags(fs, &fc.DecisionLogConfig)
 	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
 	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
+	fs.StringVar(&fc.CaveatDelivery, "caveat-delivery", "", "gateway: how a caveat reaches the user: `MODE` prefix (default), suffix, instruction, none")
+	fs.StringVar(&fc.AccessLog, "access-log", "", "one JSON line per request to `DEST`: stdout (default), stderr, off, or a file (reopened on SIGHUP)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
 	fs.Int64Var(&fc.Limits.LargeBodyBytes, "large-body-bytes", 0, "gate inputs over this many `BYTES` run in the large-request lane: termination checks, limited concurrency (0: 256 KiB; -1: no lane)")
 	fs.IntVar(&fc.Limits.LargeConcurrency, "large-concurrency", 0, "calls at once in the large-request lane (0: GOMAXPROCS-1, at least 1)")
@@ -103,6 +105,12 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	if cfg.AccessLog == "" {
+		cfg.AccessLog = "stdout"
+	}
+	if opts.AccessLog, err = server.OpenAccessLog(strings.TrimSpace(cfg.AccessLog), stdout, stderr); err != nil {
+		return fail(stderr, "serve", err)
+	}
 	ctx := context.Background()
 	srv, err := server.New(ctx, opts)
 	if err != nil {
@@ -131,6 +139,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			if sig == syscall.SIGHUP {
 				srv.Reload(ctx)  // logs its outcome; a bad policy keeps the old one
 				srv.ReopenLogs() // gap, decision, feedback; a failure keeps the old file
+				srv.ReopenAccessLog()
 				continue
 			}
 			opts.Logger.Info("shutting down: draining requests in flight", "signal", sig.String(), "timeout", shutdownTimeout.String())
@@ -163,6 +172,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"gap-log-keep":          func() { cfg.GapLogKeep = f.GapLogKeep },
 		"documents-path":        func() { cfg.DocumentsPath = f.DocumentsPath },
 		"query-path":            func() { cfg.QueryPath = f.QueryPath },
+		"caveat-delivery":       func() { cfg.CaveatDelivery = f.CaveatDelivery },
+		"access-log":            func() { cfg.AccessLog = f.AccessLog },
 		"max-body-bytes":        func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
 		"large-body-bytes":      func() { cfg.Limits.LargeBodyBytes = f.Limits.LargeBodyBytes },
 		"large-concurrency":     func() { cfg.Limits.LargeConcurrency = f.Limits.LargeConcurrency },

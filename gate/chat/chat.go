@@ -41,7 +41,9 @@ type Chat struct {
 	body []byte
 	root span
 
-	messages     span   // the "messages" array; !ok() when absent
+	messages     span   // the "messages" array ("input" for the Responses API); !ok() when absent
+	inputString  span   // Responses API: "input" given as one string, the user's message
+	responses    bool   // the body is a Responses API request (ParseResponses)
 	lastUser     span   // the last message with "role": "user"
 	lastUserText span   // the string holding its text (content, or its first text part)
 	query        span   // the JSON string the gate reads as the question
@@ -62,7 +64,7 @@ type Chat struct {
 // rootMembers is one walk over the body's root object: every member the
 // mapping reads, so a large body is scanned once, not once per member.
 type rootMembers struct {
-	first, ext, stream, model, messages span // values
+	first, ext, stream, model, messages span // values ("messages" is "input" for the Responses API)
 	firstWhole                          span // the docsPath[0] member, key included
 }
 
@@ -73,10 +75,24 @@ type rootMembers struct {
 // A body with neither documents nor extension returns ErrNotGated; other
 // errors are *gate.Error values naming the field, like the core's.
 func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
+	return parse(body, docsPath, queryPath, false)
+}
+
+// ParseResponses is Parse for a Responses API request (POST /v1/responses):
+// the conversation is "input", either one string (the user's message) or a
+// list of items whose messages carry "input_text" (or "text") parts. The
+// documents, the extension field and the question are found as in Parse,
+// and Upstream rewrites "input" as it rewrites "messages".
+func ParseResponses(body []byte, docsPath, queryPath []string) (*Chat, error) {
+	return parse(body, docsPath, queryPath, true)
+}
+
+func parse(body []byte, docsPath, queryPath []string, responses bool) (*Chat, error) {
 	if _, err := jsonx.Parse(body, MaxDepth); err != nil {
 		return nil, &gate.Error{Code: gate.CodeBadJSON, Message: "request body is not valid JSON: " + err.Error()}
 	}
-	c := &Chat{body: body, root: span{skipSpace(body, 0), len(body)}, docsPath: docsPath}
+	c := &Chat{body: body, root: span{skipSpace(body, 0), len(body)}, docsPath: docsPath, responses: responses}
+	list := c.listName()
 	if body[c.root.Start] != '{' {
 		return nil, &gate.Error{Code: gate.CodeBadJSON, Message: "request body must be a JSON object"}
 	}
@@ -93,7 +109,7 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 		switch {
 		case keyIs(k, ExtensionField):
 			r.ext = v
-		case keyIs(k, "messages"):
+		case keyIs(k, list):
 			r.messages = v
 		case keyIs(k, "model"):
 			r.model = v
@@ -144,11 +160,19 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 		c.model = v
 	}
 	if v := r.messages; v.ok() {
-		if body[v.Start] != '[' {
-			return nil, &gate.Error{Code: gate.CodeBadField, Field: "messages", Message: "must be an array"}
+		switch {
+		case responses && body[v.Start] == '"':
+			c.inputString = v
+		case body[v.Start] != '[':
+			msg := "must be an array"
+			if responses {
+				msg = "must be a string or an array of input items"
+			}
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: list, Message: msg}
+		default:
+			c.messages = v
+			c.findLastUser()
 		}
-		c.messages = v
-		c.findLastUser()
 	}
 
 	switch {
@@ -158,15 +182,26 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 			return nil, &gate.Error{Code: gate.CodeBadField, Field: joinPath(queryPath), Message: "missing, or not a string"}
 		}
 		c.query, c.queryField = v, joinPath(queryPath)
+	case c.inputString.ok():
+		c.query, c.queryField = c.inputString, list
 	case c.lastUserText.ok():
 		c.query = c.lastUserText
-		c.queryField = "messages[" + strconv.Itoa(c.lastUserIdx) + "].content"
+		c.queryField = list + "[" + strconv.Itoa(c.lastUserIdx) + "].content"
 	default:
 		if !c.extQuery.ok() {
-			return nil, &gate.Error{Code: gate.CodeBadField, Field: "messages", Message: "no user message with text content to use as the query"}
+			return nil, &gate.Error{Code: gate.CodeBadField, Field: list, Message: "no user message with text content to use as the query"}
 		}
 	}
 	return c, nil
+}
+
+// listName is the member holding the conversation: "messages", or "input"
+// in a Responses API request.
+func (c *Chat) listName() string {
+	if c.responses {
+		return "input"
+	}
+	return "messages"
 }
 
 func (c *Chat) findLastUser() {
@@ -197,12 +232,13 @@ func (c *Chat) findLastUser() {
 		case '"':
 			c.lastUserText = content
 		case '[':
-			// Multimodal content: the first text part is the question.
+			// Multimodal content: the first text part is the question
+			// ("input_text" in a Responses API request).
 			eachElement(b, content.Start, func(part span) {
 				if c.lastUserText.ok() || b[part.Start] != '{' {
 					return
 				}
-				if t, _, _ := member(b, part, "type"); !strIs(b, t, "text") {
+				if t, _, _ := member(b, part, "type"); !strIs(b, t, "text") && !(c.responses && strIs(b, t, "input_text")) {
 					return
 				}
 				if txt, _, ok := member(b, part, "text"); ok && b[txt.Start] == '"' {
@@ -226,8 +262,8 @@ func (c *Chat) Model() []byte {
 }
 
 // HasLastUser reports whether the messages hold a user message, which an
-// inject or caveat rewrite needs.
-func (c *Chat) HasLastUser() bool { return c.lastUser.ok() }
+// inject or caveat rewrite needs. A Responses API "input" string is one.
+func (c *Chat) HasLastUser() bool { return c.lastUser.ok() || c.inputString.ok() }
 
 // QueryText is the question as the gate reads it: the extension's "query"
 // when it sets one, else the question Parse chose ("" when neither is a

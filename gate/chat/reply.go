@@ -1,10 +1,17 @@
 package chat
 
-import "github.com/ctxgate/ctxgate/gate/jsonx"
+import (
+	"strconv"
 
-// RefusalID is the completion id of a local refusal. It is fixed, like
-// "created": 0, so a refusal is byte-identical for identical input in every
-// build and host; the x-ctxgate-* headers say it did not come from a model.
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
+
+// RefusalID is the completion id of a local refusal when the host gives
+// none. It is fixed, like "created": 0, so a refusal is byte-identical for
+// identical input in every build and host; the x-ctxgate-* headers say it
+// did not come from a model. A host that can draw random numbers and read a
+// clock (the server) gives each refusal its own id and time with
+// RefusalCompletionAs and RefusalStreamAs.
 const RefusalID = "ctxgate-refusal"
 
 // RefusalCompletion appends the OpenAI-shaped chat.completion a hard refusal
@@ -12,8 +19,13 @@ const RefusalID = "ctxgate-refusal"
 // raw JSON "model" string (Chat.Model); nil writes "ctxgate". The object
 // ends with its closing brace, so a host may splice members in before it.
 func RefusalCompletion(dst, model []byte, message string) []byte {
-	dst = append(dst, `{"id":"`+RefusalID+`","object":"chat.completion","created":0,"model":`...)
-	dst = appendModel(dst, model)
+	return RefusalCompletionAs(dst, RefusalID, 0, model, message)
+}
+
+// RefusalCompletionAs is RefusalCompletion with the completion's "id" and
+// "created" (Unix seconds) given by the host.
+func RefusalCompletionAs(dst []byte, id string, created int64, model []byte, message string) []byte {
+	dst = appendHead(dst, id, "chat.completion", created, model)
 	dst = append(dst, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	dst = jsonx.AppendString(dst, message)
 	dst = append(dst, `},"finish_reason":"stop"}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`...)
@@ -24,17 +36,37 @@ func RefusalCompletion(dst, model []byte, message string) []byte {
 // request with "stream": true: one chunk with the whole message, a final
 // chunk with the finish reason, and the [DONE] sentinel.
 func RefusalStream(dst, model []byte, message string) []byte {
-	head := func(dst []byte) []byte {
-		dst = append(dst, `data: {"id":"`+RefusalID+`","object":"chat.completion.chunk","created":0,"model":`...)
-		return appendModel(dst, model)
-	}
-	dst = head(dst)
+	return RefusalStreamAs(dst, RefusalID, 0, model, message)
+}
+
+// RefusalStreamAs is RefusalStream with the chunks' "id" and "created" given
+// by the host. It ends with StreamDone, so a host may insert a chunk of its
+// own before the sentinel.
+func RefusalStreamAs(dst []byte, id string, created int64, model []byte, message string) []byte {
+	dst = append(dst, "data: "...)
+	dst = appendHead(dst, id, "chat.completion.chunk", created, model)
 	dst = append(dst, `,"choices":[{"index":0,"delta":{"role":"assistant","content":`...)
 	dst = jsonx.AppendString(dst, message)
 	dst = append(dst, "},\"finish_reason\":null}]}\n\n"...)
-	dst = head(dst)
-	dst = append(dst, ",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"...)
+	dst = append(dst, "data: "...)
+	dst = appendHead(dst, id, "chat.completion.chunk", created, model)
+	dst = append(dst, ",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"+StreamDone...)
 	return dst
+}
+
+// StreamDone is the sentinel event that ends a chat-completion stream.
+const StreamDone = "data: [DONE]\n\n"
+
+// appendHead opens a completion object: {"id":..,"object":..,"created":..,"model":..
+func appendHead(dst []byte, id, object string, created int64, model []byte) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = jsonx.AppendString(dst, id)
+	dst = append(dst, `,"object":"`...)
+	dst = append(dst, object...)
+	dst = append(dst, `","created":`...)
+	dst = strconv.AppendInt(dst, created, 10)
+	dst = append(dst, `,"model":`...)
+	return appendModel(dst, model)
 }
 
 // appendModel copies the request's model string (raw JSON) or writes "ctxgate".

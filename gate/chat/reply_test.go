@@ -87,3 +87,25 @@ func TestAnswerContent(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalAs: the host's id and time, in both the completion and every
+// chunk of the stream.
+func TestRefusalAs(t *testing.T) {
+	b := RefusalCompletionAs(nil, `chatcmpl-ctxgate-"x"`, 1700000001, []byte(`"m"`), "no")
+	var c struct {
+		ID      string
+		Created int64
+	}
+	if err := json.Unmarshal(b, &c); err != nil || c.ID != `chatcmpl-ctxgate-"x"` || c.Created != 1700000001 {
+		t.Fatalf("completion %s: %+v %v", b, c, err)
+	}
+	sse := string(RefusalStreamAs(nil, "chatcmpl-ctxgate-1", 1700000002, nil, "no"))
+	if !strings.HasSuffix(sse, StreamDone) {
+		t.Fatalf("stream does not end with StreamDone: %q", sse)
+	}
+	for _, e := range strings.Split(strings.TrimSuffix(sse, "\n\n"+StreamDone), "\n\n") {
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(e, "data: ")), &c); err != nil || c.ID != "chatcmpl-ctxgate-1" || c.Created != 1700000002 {
+			t.Fatalf("chunk %s: %+v %v", e, c, err)
+		}
+	}
+}

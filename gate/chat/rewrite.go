@@ -26,6 +26,9 @@ func (c *Chat) Upstream(dst []byte, p *Prompt) ([]byte, error) {
 	switch p.Action {
 	case gate.ActionInject, gate.ActionCaveat:
 		if !c.HasLastUser() {
+			if c.responses {
+				return dst, errNoUserInput
+			}
 			return dst, ErrNoUserMessage
 		}
 		sys := SystemText(p.Instructions, p.Sources, p.Caveat, p.Action == gate.ActionCaveat)
@@ -40,6 +43,10 @@ func (c *Chat) Upstream(dst []byte, p *Prompt) ([]byte, error) {
 	}
 	return dst, &gate.Error{Code: gate.CodeInternal, Message: "the gate returned an unknown action " + strconv.Quote(string(p.Action))}
 }
+
+// errNoUserInput is ErrNoUserMessage for a Responses API request.
+var errNoUserInput = &gate.Error{Code: gate.CodeBadField, Field: "input",
+	Message: "the sources go before the last user message, and there is none"}
 
 // SystemText is the system message an inject or caveat decision adds: the
 // constraint instructions, the <sources> block, and for caveat the caveat,
@@ -79,11 +86,31 @@ func (c *Chat) Rewrite(dst []byte, systemText, userText string, replaceUser bool
 			dst = append(dst, ',')
 		}
 		n++
+		if v == c.inputString && (systemText != "" || replaceUser) {
+			// A Responses API "input" string is the user's message: it
+			// becomes a list, so the system message can go before it.
+			dst = append(dst, `"input":[`...)
+			if systemText != "" {
+				dst = append(dst, `{"role":"system","content":`...)
+				dst = jsonx.AppendString(dst, systemText)
+				dst = append(dst, "},"...)
+			}
+			dst = append(dst, `{"role":"user","content":`...)
+			if replaceUser {
+				dst = jsonx.AppendString(dst, userText)
+			} else {
+				dst = append(dst, b[v.Start:v.End]...)
+			}
+			dst = append(dst, "}]"...)
+			return
+		}
 		if v != c.messages {
 			dst = append(dst, b[m.Start:m.End]...)
 			return
 		}
-		dst = append(dst, `"messages":[`...)
+		dst = append(dst, '"')
+		dst = append(dst, c.listName()...)
+		dst = append(dst, `":[`...)
 		i := 0
 		eachElement(b, v.Start, func(e span) {
 			if i > 0 {

@@ -54,38 +54,47 @@ func FuzzScannerAgreesWithJSONX(f *testing.F) {
 	})
 }
 
-// FuzzChat checks that no body makes Parse, GateRequest, Rewrite or
-// UserField panic, and that every rewrite is valid JSON without the raw
+// FuzzChat checks that no body makes Parse, ParseResponses, GateRequest,
+// Rewrite or UserField panic, and that every rewrite is valid JSON without the raw
 // documents or the extension field.
 func FuzzChat(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","content":"q"}],"documents":[{"id":"a"}]}`))
 	f.Add([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"q"}]}],"ctxgate":{"chunks":[]}}`))
 	f.Add([]byte(`{"messages":[],"documents":[],"x":{"documents":1}}`))
 	f.Add([]byte(`{"messages":[{"role":"us\u0065r","content":"q"}],"x":{"docs":[]},"documents":[]}`))
+	f.Add([]byte(`{"input":"q","documents":[{"id":"a"}]}`))
+	f.Add([]byte(`{"input":[{"role":"user","content":[{"type":"input_text","text":"q"}]}],"ctxgate":{"chunks":[]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, docs := range [][]string{{"documents"}, {"x", "docs"}, nil} {
-			c, err := Parse(b, docs, nil)
-			if err != nil {
-				continue
-			}
-			if _, err := jsonx.Parse(c.GateRequest(nil), 0); err != nil {
-				t.Fatalf("gate request is not JSON: %v\nin: %s", err, b)
-			}
-			_ = c.UserField(&gate.Error{Code: gate.CodeBadField, Field: "chunks[0].text"})
-			_ = c.QueryText()
-			_ = c.AppendQueryEmbedding(nil)
-			for _, out := range [][]byte{c.Rewrite(nil, "sys <sources>", "", false), c.Rewrite(nil, "", "min", true)} {
-				v, err := jsonx.Parse(out, 0)
-				if err != nil {
-					t.Fatalf("rewrite is not JSON: %v\nin:  %s\nout: %s", err, b, out)
-				}
-				if v.Get(ExtensionField) != nil || (len(docs) == 1 && v.Get("documents") != nil) ||
-					(len(docs) == 2 && v.Get("x").Get("docs") != nil) {
-					t.Fatalf("rewrite kept the documents: %s", out)
-				}
+			for _, parse := range []func([]byte, []string, []string) (*Chat, error){Parse, ParseResponses} {
+				fuzzChat(t, b, docs, parse)
 			}
 		}
 	})
+}
+
+// fuzzChat is one body through one parser (chat or Responses API).
+func fuzzChat(t *testing.T, b []byte, docs []string, parse func([]byte, []string, []string) (*Chat, error)) {
+	c, err := parse(b, docs, nil)
+	if err != nil {
+		return
+	}
+	if _, err := jsonx.Parse(c.GateRequest(nil), 0); err != nil {
+		t.Fatalf("gate request is not JSON: %v\nin: %s", err, b)
+	}
+	_ = c.UserField(&gate.Error{Code: gate.CodeBadField, Field: "chunks[0].text"})
+	_ = c.QueryText()
+	_ = c.AppendQueryEmbedding(nil)
+	for _, out := range [][]byte{c.Rewrite(nil, "sys <sources>", "", false), c.Rewrite(nil, "", "min", true)} {
+		v, err := jsonx.Parse(out, 0)
+		if err != nil {
+			t.Fatalf("rewrite is not JSON: %v\nin:  %s\nout: %s", err, b, out)
+		}
+		if v.Get(ExtensionField) != nil || (len(docs) == 1 && v.Get("documents") != nil) ||
+			(len(docs) == 2 && v.Get("x").Get("docs") != nil) {
+			t.Fatalf("rewrite kept the documents: %s", out)
+		}
+	}
 }
 
 // EachMember is the exported top-level walk hosts use (host/server): raw

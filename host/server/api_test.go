@@ -212,7 +212,7 @@ func TestErrors(t *testing.T) {
 	wantError(t, post(t, u, big), 413, "limit", "body")
 	wantError(t, do(t, http.MethodGet, u, nil), 405, codeMethod, "")
 	wantError(t, do(t, http.MethodPost, s.url+"/v1/nothing", []byte("{}")), 404, codeNotFound, "")
-	wantError(t, post(t, s.url+"/v1/chat/completions", []byte("{}")), 404, codeNoUpstream, "")
+	wantGatewayError(t, post(t, s.url+"/v1/chat/completions", []byte("{}")), 404, codeNoUpstream, "")
 	// A chunked body (no Content-Length) over the limit is cut off while
 	// read, not held.
 	req, _ := http.NewRequest(http.MethodPost, u, struct{ *bytes.Reader }{bytes.NewReader(big)})

@@ -45,6 +45,12 @@ type FileConfig struct {
 	DocumentsPath string `yaml:"documents_path"`
 	QueryPath     string `yaml:"query_path"`
 	AnswerCheck   *bool  `yaml:"answer_check"`
+	// CaveatDelivery: how a caveat reaches the end user: prefix (default),
+	// suffix, instruction, none.
+	CaveatDelivery string `yaml:"caveat_delivery"`
+	// AccessLog: stdout (ctxgate serve's default), stderr, off, or a file
+	// path; one JSON line per request. Opened by the caller (OpenAccessLog).
+	AccessLog string `yaml:"access_log"`
 
 	Limits            FileLimits         `yaml:"limits"`
 	ReloadPoll        *Duration          `yaml:"reload_poll"`
@@ -220,6 +226,11 @@ func (c *FileConfig) Options() (Options, error) {
 	if c.AnswerCheck != nil {
 		o.NoAnswerCheck = !*c.AnswerCheck
 	}
+	cd, err := ParseCaveatDelivery(strings.TrimSpace(c.CaveatDelivery))
+	if err != nil {
+		return o, errors.New("config: " + err.Error())
+	}
+	o.CaveatDelivery = cd
 	for _, p := range []struct {
 		name string
 		s    string

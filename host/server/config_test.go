@@ -11,8 +11,12 @@ import (
 	"github.com/ctxgate/ctxgate/gate/bundle"
 )
 
+// TestExampleConfig: examples/serve/ctxgate.yaml keeps the built-in default
+// policy; its commented-out sufficient_context block, once uncommented,
+// selects the sufficient-context preset, and the server says so at start.
 func TestExampleConfig(t *testing.T) {
-	c, err := ReadFileConfig(filepath.Join("..", "..", "examples", "serve", "ctxgate.yaml"))
+	path := filepath.Join("..", "..", "examples", "serve", "ctxgate.yaml")
+	c, err := ReadFileConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,17 +24,42 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := o.Policy.SufficientContext
-	if !sc.On() || *sc.MinContexts != 2 || *sc.Thresholds.Sufficient != 0.8 || *sc.DeclineInsufficient ||
-		o.GateTimeout != time.Second || o.UpstreamIdleTimeout != 120*time.Second || o.GapLogKeep != 5 || o.LargeBodyBytes != 256<<10 || o.ReloadPoll != 2*time.Second || o.GatewayOff || o.Upstream == "" || o.DocumentsPath[0] != "documents" {
+	if o.Policy.SufficientContext != nil || o.Policy.Path != "" || o.GateTimeout != time.Second || o.UpstreamIdleTimeout != 120*time.Second ||
+		o.GapLogKeep != 5 || o.LargeBodyBytes != 256<<10 || o.ReloadPoll != 2*time.Second || o.GatewayOff || o.Upstream == "" ||
+		o.DocumentsPath[0] != "documents" || o.CaveatDelivery != CaveatPrefix || c.AccessLog != "stdout" {
 		t.Fatalf("options %+v", o)
 	}
 	l, err := o.Policy.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(l.source, "sufficient-context") {
-		t.Fatalf("source %q: the block should select the sufficient-context preset", l.source)
+	if l.source != "built-in default" {
+		t.Fatalf("the example config serves %q, not the built-in default", l.source)
+	}
+
+	// The block, uncommented.
+	b, _ := os.ReadFile(path)
+	text := string(b)
+	i := strings.Index(text, "# sufficient_context:")
+	if i < 0 {
+		t.Fatal("no commented sufficient_context block")
+	}
+	block := strings.ReplaceAll(text[i:], "\n# ", "\n")
+	c, err = ParseFileConfig([]byte(text[:i] + strings.TrimPrefix(block, "# ")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ = c.Options()
+	sc := o.Policy.SufficientContext
+	if !sc.On() || *sc.MinContexts != 2 || *sc.Thresholds.Sufficient != 0.8 || *sc.DeclineInsufficient {
+		t.Fatalf("uncommented block %+v", sc)
+	}
+	if l, err = o.Policy.Load(); err != nil || !strings.Contains(l.source, "sufficient-context") {
+		t.Fatalf("source %q (%v): the block should select the sufficient-context preset", l.source, err)
+	}
+	s := start(t, Options{Policy: o.Policy})
+	if !strings.Contains(s.log.String(), "NOT the built-in default policy") {
+		t.Errorf("no WARN line at start:\n%s", s.log.String())
 	}
 }
 
@@ -66,6 +95,10 @@ func TestConfigErrors(t *testing.T) {
 		if o, err := c.Options(); err != nil || o.Policy.TrustMode != want {
 			t.Errorf("trust_mode %q: %v, %v", name, o.Policy.TrustMode, err)
 		}
+	}
+	c, _ := ParseFileConfig([]byte("caveat_delivery: append\n"))
+	if _, err := c.Options(); err == nil || !strings.Contains(err.Error(), "caveat_delivery") {
+		t.Errorf("unknown caveat_delivery: %v", err)
 	}
 	if c, err := ParseFileConfig(nil); err != nil || c.Listen != "" {
 		t.Errorf("empty file: %v", err)

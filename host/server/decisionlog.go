@@ -270,7 +270,7 @@ var (
 )
 
 func (l *decisionLog) appendMaskedRequest(dst []byte, v *jsonx.Value) []byte {
-	return appendObject(dst, v, func(k string) bool {
+	return appendKept(dst, v, func(k string) bool {
 		return keepRequest[k] || queryFields[k] && !l.maskQuery
 	}, func(dst []byte, k string, m *jsonx.Value) []byte {
 		if depth := chunkListKeys[k]; depth > 0 {
@@ -296,7 +296,7 @@ func (l *decisionLog) appendChunkLists(dst []byte, v *jsonx.Value, depth int) []
 		case depth > 1:
 			dst = l.appendChunkLists(dst, el, depth-1)
 		case el.Kind() == jsonx.Object:
-			dst = appendObject(dst, el, func(k string) bool {
+			dst = appendKept(dst, el, func(k string) bool {
 				return keepChunk[k] || textFields[k] && !l.maskText
 			}, func(dst []byte, _ string, m *jsonx.Value) []byte { return jsonx.AppendValue(dst, m) })
 		default:
@@ -306,9 +306,9 @@ func (l *decisionLog) appendChunkLists(dst []byte, v *jsonx.Value, depth int) []
 	return append(dst, ']')
 }
 
-// appendObject writes the members of v that keep accepts, each value
+// appendKept writes the members of v that keep accepts, each value
 // written by val.
-func appendObject(dst []byte, v *jsonx.Value, keep func(string) bool, val func([]byte, string, *jsonx.Value) []byte) []byte {
+func appendKept(dst []byte, v *jsonx.Value, keep func(string) bool, val func([]byte, string, *jsonx.Value) []byte) []byte {
 	dst = append(dst, '{')
 	n := 0
 	for i := 0; i < v.Len(); i++ {

@@ -125,7 +125,12 @@ func fromGateError(err error) *apiError {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
-	b := e.body()
+	writeErrorBody(w, e, e.body())
+}
+
+// writeErrorBody answers e with the error JSON b (the gate's shape, or
+// OpenAI's in gateway mode).
+func writeErrorBody(w http.ResponseWriter, e *apiError, b []byte) {
 	h := w.Header()
 	if e.ID != "" {
 		h.Set(HeaderDecisionID, e.ID)

@@ -35,7 +35,7 @@ func TestTrapLogged(t *testing.T) {
 	logs := s.log.String()
 	if id == "" || !strings.Contains(logs, "module trapped") || !strings.Contains(logs, "id="+id) ||
 		!strings.Contains(logs, "op=evaluate") || !strings.Contains(logs, "pool=fast") ||
-		!strings.Contains(logs, "input_bytes="+strconv.Itoa(len(hog))) || !strings.Contains(logs, "policy=default@3") {
+		!strings.Contains(logs, "input_bytes="+strconv.Itoa(len(hog))) || !strings.Contains(logs, "policy="+s.cur.Load().ref.label()) {
 		t.Fatalf("trap answered with id %q; log:\n%s", id, logs)
 	}
 	for range 3 {

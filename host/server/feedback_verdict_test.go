@@ -33,8 +33,8 @@ func readFeedbackLog(t testing.TB, s *testServer) []decisionlog.Feedback {
 func feedbackCounters(t testing.TB, s *testServer) map[string]float64 {
 	fams := scrape(t, s)
 	return map[string]float64{
-		"up":               metricValue(t, fams, "sufficient_context_feedback_total", "rating", "up"),
-		"down":             metricValue(t, fams, "sufficient_context_feedback_total", "rating", "down"),
+		"up":               metricValue(t, fams, "ctxgate_feedback_total", "rating", "up"),
+		"down":             metricValue(t, fams, "ctxgate_feedback_total", "rating", "down"),
 		"true":             metricValue(t, fams, "ctxgate_feedback_verdicts_total", "answer_in_sources", "true"),
 		"false":            metricValue(t, fams, "ctxgate_feedback_verdicts_total", "answer_in_sources", "false"),
 		"replaced rating":  metricValue(t, fams, "ctxgate_feedback_replaced_total", "field", "rating"),
@@ -45,7 +45,7 @@ func feedbackCounters(t testing.TB, s *testServer) map[string]float64 {
 }
 
 func gapCount(fams map[string]*dto.MetricFamily) float64 {
-	f := fams["sufficient_context_gap_events_total"]
+	f := fams["ctxgate_gap_events_total"]
 	if f == nil {
 		return 0
 	}

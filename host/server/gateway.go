@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -14,57 +13,79 @@ import (
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
-// handleChat: POST /v1/chat/completions in gateway mode. The request's
-// retrieved documents are gated, then: inject/caveat rewrite the messages
-// (a system message with the constraint instructions and the <sources>
-// block, documents removed), fallback sends the minimal prompt, refuse
-// answers locally without calling the upstream. The upstream's JSON answer
-// gets the answer check (soft refusal, citations) and the sufficient-context gateway's
-// "sufficiency" object; a stream is relayed as it arrives, headers only.
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	if s.upstream == nil {
-		s.fail(w, newAPIError(404, codeNoUpstream, "", "gateway mode is off: start the server with --upstream URL"))
-		return
-	}
-	body, e := s.readBody(w, r)
-	if e != nil {
-		s.fail(w, e)
-		return
-	}
-	if s.opts.GatewayOff {
-		s.forwardUngated(w, r, body, "skip", "")
-		return
-	}
-	c, err := chat.Parse(body, s.opts.DocumentsPath, s.opts.QueryPath)
-	if err == chat.ErrNotGated {
-		s.forwardUngated(w, r, body, "skip", "")
-		return
-	}
-	if err != nil {
-		s.gateFailed(w, r, body, fromGateError(err))
-		return
-	}
-	_, d, e := s.decide(r, c.GateRequest(nil), true)
-	if e != nil {
-		s.gateFailed(w, r, body, renameField(c, e))
-		return
-	}
-	id := s.newID()
-	s.remember(id, c.QueryText(), c.AppendQueryEmbedding(nil), d)
-	s.metrics.gateway.WithLabelValues(d.Action).Inc()
+// gatedAPI is what differs between the OpenAI endpoints the gate gates:
+// chat completions (chatbody.go) and the Responses API (responses.go).
+type gatedAPI struct {
+	route string // chat_completions, responses: metric label and access log
+	parse func(body []byte, docsPath, queryPath []string) (*chat.Chat, error)
+	// answer is the text the answer check reads in a JSON answer.
+	answer func(root *jsonx.Value) (string, bool)
+	// edited writes a JSON answer with the caveat in its text and the
+	// sufficiency member.
+	edited func(root *jsonx.Value, mode CaveatDelivery, caveat string, d *decisionView) []byte
+	// stream edits a gated stream (caveat, sufficiency on the final event).
+	stream func(d *decisionView, mode CaveatDelivery, caveat string) streamEditor
+	// refuse answers a hard refusal locally, as JSON or as a stream.
+	refuse func(s *Server, w http.ResponseWriter, c *chat.Chat, d *decisionView)
+}
 
-	if gate.Action(d.Action) == gate.ActionRefuse {
-		s.refuse(w, c, d, id)
-		return
+// handleGated: POST /v1/chat/completions and POST /v1/responses in gateway
+// mode. The request's retrieved documents are gated, then: inject/caveat
+// rewrite the conversation (a system message with the constraint
+// instructions and the <sources> block, documents removed), fallback sends
+// the minimal prompt, refuse answers locally without calling the upstream.
+// The upstream's JSON answer gets the answer check (soft refusal,
+// citations), the caveat and the sufficient-context document's "sufficiency" object; a stream is
+// relayed as it arrives, with the caveat in its text and the sufficiency
+// object on its final event.
+func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		setRoute(w, api.route)
+		if s.upstream == nil {
+			s.failGateway(w, newAPIError(404, codeNoUpstream, "", "gateway mode is off: start the server with --upstream URL"))
+			return
+		}
+		body, e := s.readBody(w, r)
+		if e != nil {
+			s.failGateway(w, e)
+			return
+		}
+		if s.opts.GatewayOff {
+			s.forwardUngated(w, r, api, stripRetrieval(body, s.opts.DocumentsPath))
+			return
+		}
+		c, err := api.parse(body, s.opts.DocumentsPath, s.opts.QueryPath)
+		if err == chat.ErrNotGated {
+			s.forwardUngated(w, r, api, body)
+			return
+		}
+		if err != nil {
+			s.gateFailed(w, r, api, body, fromGateError(err))
+			return
+		}
+		_, d, e := s.decide(r, c.GateRequest(nil), true)
+		if e != nil {
+			s.gateFailed(w, r, api, body, renameField(c, e))
+			return
+		}
+		id := s.newID()
+		s.remember(id, c.QueryText(), c.AppendQueryEmbedding(nil), d)
+		s.metrics.gateway.WithLabelValues(api.route, d.Action).Inc()
+
+		if gate.Action(d.Action) == gate.ActionRefuse {
+			setDecisionHeaders(w.Header(), d, id)
+			api.refuse(s, w, c, d)
+			return
+		}
+		out, err := s.upstreamBody(c, d)
+		if err != nil {
+			s.gateFailed(w, r, api, body, fromGateError(err))
+			return
+		}
+		check := gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
+		x := &exchange{api: api, d: d, id: id, check: check, tags: d.tags(), query: c.QueryText()}
+		s.forward(w, r, out, x)
 	}
-	out, err := c.Upstream(nil, chatPrompt(d))
-	if err != nil {
-		s.gateFailed(w, r, body, fromGateError(err))
-		return
-	}
-	check := gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
-	x := &exchange{d: d, id: id, check: check, tags: d.tags(), query: c.QueryText(), stream: c.Stream()}
-	s.proxy(w, r, out, x)
 }
 
 // renameField gives a gate error the body's field names (documents[2]...,
@@ -77,58 +98,46 @@ func renameField(c *chat.Chat, e *apiError) *apiError {
 	return newAPIError(e.Status, ge.Code, ge.Field, ge.Message)
 }
 
-// refuse answers a hard refusal locally: the upstream is never called.
-func (s *Server) refuse(w http.ResponseWriter, c *chat.Chat, d *decisionView, id string) {
-	msg := ""
+// refusalMessage is the decision's refusal line.
+func refusalMessage(d *decisionView) string {
 	if d.Refusal != nil {
-		msg = d.Refusal.Message
+		return d.Refusal.Message
 	}
-	h := w.Header()
-	setDecisionHeaders(h, d, id)
-	if c.Stream() {
-		b := chat.RefusalStream(nil, c.Model(), msg)
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(http.StatusOK)
-		w.Write(b)
-		return
-	}
-	writeJSON(w, http.StatusOK, refusalCompletion(nil, c.Model(), msg, d))
+	return ""
 }
 
-// gateFailed handles a chat request the gate could not decide: fail open
-// sends the original body upstream untouched, fail closed answers the error.
-// Either way the client sees x-ctxgate-action: error and the code.
-func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, body []byte, e *apiError) {
-	s.metrics.gateway.WithLabelValues("error").Inc()
+// gateFailed handles a request the gate could not decide: fail open sends
+// the original body upstream without its retrieved documents (an OpenAI
+// API rejects the unknown member), fail closed answers the error. Either
+// way the client sees x-ctxgate-action: error and the code.
+func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte, e *apiError) {
+	s.metrics.gateway.WithLabelValues(api.route, "error").Inc()
 	w.Header().Set(HeaderAction, "error")
 	w.Header().Set(HeaderError, e.Code)
 	if s.opts.FailOpen && e.Code != codeUnavailable {
 		s.metrics.errors.WithLabelValues(e.Code).Inc()
 		s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
-		s.forwardUngated(w, r, body, "error", e.Code)
+		s.forward(w, r, stripRetrieval(body, s.opts.DocumentsPath), &exchange{api: api, ungated: "error", errCode: e.Code})
 		return
 	}
-	s.fail(w, e)
+	s.failGateway(w, e)
 }
 
-// forwardUngated sends the original body upstream.
-func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, body []byte, action, code string) {
-	if action == "skip" {
-		s.metrics.gateway.WithLabelValues("skip").Inc()
-	}
-	s.proxy(w, r, body, &exchange{ungated: action, errCode: code})
+// forwardUngated sends a body the gate does not decide upstream: one
+// without documents, or any while gating is off.
+func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte) {
+	s.metrics.gateway.WithLabelValues(api.route, "skip").Inc()
+	s.forward(w, r, body, &exchange{api: api, ungated: "skip"})
 }
 
 // exchange is what the response path needs to know about the request.
 type exchange struct {
-	d      *decisionView // nil when ungated
-	id     string
-	check  bool     // run the answer check on a JSON answer
-	tags   []string // the S# tags the prompt offered
-	query  string
-	stream bool
+	api   *gatedAPI
+	d     *decisionView // nil when ungated
+	id    string
+	check bool     // run the answer check on a JSON answer
+	tags  []string // the S# tags the prompt offered
+	query string
 
 	ungated, errCode string // "skip" or "error" when d is nil
 }
@@ -144,66 +153,20 @@ func (x *exchange) setHeaders(h http.Header) {
 	}
 }
 
-// hopHeaders are connection-level headers a proxy must not forward
-// (RFC 9110 section 7.6.1).
-var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
-
-func copyHeaders(dst, src http.Header) {
-	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
-	}
-	for _, c := range src.Values("Connection") {
-		for _, f := range strings.Split(c, ",") {
-			dst.Del(strings.TrimSpace(f))
-		}
-	}
-	for _, k := range hopHeaders {
-		dst.Del(k)
-	}
-	dst.Del("Content-Length")
-}
-
-// proxy sends body upstream and relays the answer. The upstream's time is
-// bounded at every step: upstream_timeout until its headers,
-// upstream_idle_timeout between reads of its body, and write_timeout for a
-// whole answer that is not a stream.
-func (s *Server) proxy(w http.ResponseWriter, r *http.Request, body []byte, x *exchange) {
+// forward sends a gated (or ungated) body upstream and relays the answer.
+// The upstream's time is bounded at every step: upstream_timeout until its
+// headers, upstream_idle_timeout between reads of its body, and
+// write_timeout for a whole answer that is not a stream.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x *exchange) {
 	deadline := time.Now().Add(s.opts.WriteTimeout)
-	u := *s.upstream
-	u.Path = strings.TrimSuffix(u.Path, "/") + r.URL.Path
-	u.RawPath = ""
-	u.RawQuery = r.URL.RawQuery
-	ctx, cancel := context.WithCancel(r.Context())
+	// The transport negotiates gzip and decompresses: the answer check
+	// and the caveat read the JSON.
+	resp, cancel, ok := s.roundTrip(w, r, upstreamCall{route: x.api.route, method: http.MethodPost,
+		body: bytes.NewReader(body), length: int64(len(body)), headers: x.setHeaders})
+	if !ok {
+		return
+	}
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		s.log.Error("gateway: cannot build the upstream request", "upstream", u.Redacted(), "error", err.Error())
-		s.fail(w, newAPIError(500, gate.CodeInternal, "", "cannot build the upstream request"))
-		return
-	}
-	copyHeaders(req.Header, r.Header)
-	stripGateHeaders(req.Header) // only the gate speaks for the gate
-	// Let the transport negotiate gzip and decompress: the answer check
-	// must read the JSON.
-	req.Header.Del("Accept-Encoding")
-	req.Header.Del("Host")
-	x.setHeaders(req.Header)
-	req.ContentLength = int64(len(body))
-
-	start := time.Now()
-	resp, err := s.client.Do(req)
-	if err != nil {
-		s.metrics.upstream.WithLabelValues("error").Observe(time.Since(start).Seconds())
-		if r.Context().Err() != nil {
-			return // the client went away; nobody to answer
-		}
-		s.log.Warn("gateway: upstream request failed", "upstream", u.Redacted(), "error", err.Error())
-		s.fail(w, upstreamFailure(err))
-		return
-	}
-	s.metrics.upstream.WithLabelValues("ok").Observe(time.Since(start).Seconds())
-
 	h := w.Header()
 	copyHeaders(h, resp.Header)
 	stripGateHeaders(h)
@@ -217,16 +180,20 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, body []byte, x *e
 	defer ub.Close()
 	switch {
 	case stream:
+		var ed streamEditor
+		if x.d != nil && resp.StatusCode == http.StatusOK {
+			ed = x.api.stream(x.d, s.opts.CaveatDelivery, s.caveatText(x.d))
+		}
 		if x.check {
 			h.Set(HeaderAnswerCheck, "skipped-stream")
 			s.metrics.answerChecks.WithLabelValues("skipped_stream").Inc()
 		}
 		w.WriteHeader(resp.StatusCode)
-		s.relayStream(w, r, ub)
+		s.relayStream(w, r, ub, ed)
 	case x.d != nil && resp.StatusCode == http.StatusOK && strings.HasPrefix(ctype, "application/json"):
 		s.relayChecked(w, r, resp.StatusCode, ub, x)
 	default:
-		s.relayBody(w, r, resp.StatusCode, nil, ub)
+		s.relayBody(w, r, resp.StatusCode, nil, ub, false)
 	}
 }
 
@@ -244,7 +211,7 @@ func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, status int
 			h.Set(HeaderAnswerCheck, "skipped-oversize")
 			s.metrics.answerChecks.WithLabelValues("skipped_oversize").Inc()
 		}
-		s.relayBody(w, r, status, b, body)
+		s.relayBody(w, r, status, b, body, false)
 		return
 	}
 	root, perr := jsonx.Parse(b, chat.MaxDepth)
@@ -259,13 +226,19 @@ func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, status int
 	if x.check {
 		s.checkAnswer(r, h, &root, x)
 	}
+	if caveat := s.caveatText(x.d); caveat != "" {
+		writeRaw(w, status, x.api.edited(&root, s.opts.CaveatDelivery, caveat, x.d))
+		return
+	}
 	writeRaw(w, status, withSufficiency(b, &root, x.d))
 }
 
-// checkAnswer runs the gate's answer check on choices[0].message.content and
-// reports it in headers; a soft refusal is a gap event.
+// checkAnswer runs the gate's answer check on the answer's text (chat:
+// choices[0].message.content; Responses API: its output_text) and reports it
+// in headers; a soft refusal is a gap event. It reads the upstream's text,
+// before any caveat is added.
 func (s *Server) checkAnswer(r *http.Request, h http.Header, root *jsonx.Value, x *exchange) {
-	content, ok := chat.AnswerOf(root)
+	content, ok := x.api.answer(root)
 	if !ok {
 		h.Set(HeaderAnswerCheck, "skipped-no-content")
 		s.metrics.answerChecks.WithLabelValues("skipped_no_content").Inc()

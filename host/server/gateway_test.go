@@ -195,7 +195,11 @@ func TestGatewayActions(t *testing.T) {
 					t.Fatalf("fallback messages %+v, want the minimal prompt %q", b.Messages, d.Prompt.Minimal)
 				}
 			}
-			if reply.Choices[0].Message.Content != "Open Settings, choose Security [S1]." {
+			want := "Open Settings, choose Security [S1]."
+			if d.Action == "caveat" {
+				want = d.Caveat + "\n\n" + want // the default delivery: a prefix
+			}
+			if reply.Choices[0].Message.Content != want {
 				t.Fatalf("answer not relayed: %s", r.body)
 			}
 		})
@@ -211,8 +215,26 @@ func TestGatewayRefusalStream(t *testing.T) {
 		t.Fatalf("status %d type %q calls %d", r.status, r.header.Get("Content-Type"), up.calls.Load())
 	}
 	events := strings.Split(strings.TrimSpace(string(r.body)), "\n\n")
-	if len(events) != 3 || events[2] != "data: [DONE]" || !strings.Contains(events[0], `"model":"test-model"`) {
+	if len(events) != 4 || events[3] != "data: [DONE]" || !strings.Contains(events[0], `"model":"test-model"`) {
 		t.Fatalf("events %q", events)
+	}
+	// Every chunk has the refusal's own id and time; the last carries the
+	// sufficiency object.
+	var chunks [3]struct {
+		ID      string
+		Created int64
+		Model   string
+		Choices []json.RawMessage
+		Suff    *struct{ Level string } `json:"sufficiency"`
+	}
+	for i := range chunks {
+		decode(t, []byte(strings.TrimPrefix(events[i], "data: ")), &chunks[i])
+		if !strings.HasPrefix(chunks[i].ID, "chatcmpl-ctxgate-") || chunks[i].ID != chunks[0].ID || chunks[i].Created < time.Now().Add(-time.Minute).Unix() || chunks[i].Model != "test-model" {
+			t.Fatalf("chunk %d: %s", i, events[i])
+		}
+	}
+	if chunks[2].Suff == nil || chunks[2].Suff.Level != "insufficient" || len(chunks[2].Choices) != 0 || chunks[1].Suff != nil {
+		t.Fatalf("final chunk %s", events[2])
 	}
 }
 
@@ -292,13 +314,15 @@ func TestGatewayNotGated(t *testing.T) {
 		t.Fatalf("status %d action %q sent %s reply %s", r.status, r.header.Get(HeaderAction), sent, r.body)
 	}
 	// Gating switched off (sufficient_context.enabled: false) passes RAG
-	// requests through untouched too.
+	// requests through ungated, without the documents an upstream rejects.
 	off := start(t, Options{Upstream: up.ts.URL, GatewayOff: true})
 	chat, _ := chatFor(t, request(t, "default", "inject"), false)
 	r = post(t, off.url+"/v1/chat/completions", chat)
 	sent, _ = up.last(t)
-	if r.header.Get(HeaderAction) != "skip" || !bytes.Equal(sent, chat) {
-		t.Fatalf("gating off: action %q", r.header.Get(HeaderAction))
+	var b sentBody
+	decode(t, sent, &b)
+	if r.header.Get(HeaderAction) != "skip" || b.Documents != nil || len(b.Messages) != 2 || b.Model != "test-model" {
+		t.Fatalf("gating off: action %q, sent %s", r.header.Get(HeaderAction), truncate(sent))
 	}
 }
 
@@ -314,14 +338,16 @@ func TestGatewayFailOpen(t *testing.T) {
 			t.Fatalf("open=%v: headers %v", open, r.header)
 		}
 		if !open {
-			wantError(t, r, 422, "bad_field", "documents[0].scores.vector")
+			wantGatewayError(t, r, 422, "bad_field", "documents[0].scores.vector")
 			if up.calls.Load() != 0 {
 				t.Fatal("fail closed called the upstream")
 			}
 			continue
 		}
+		// The body goes upstream as the client sent it, without the
+		// documents (an OpenAI API rejects the unknown member).
 		sent, hdr := up.last(t)
-		if r.status != 200 || !bytes.Equal(sent, bad) || hdr.Get(HeaderAction) != "error" {
+		if r.status != 200 || string(sent) != `{"model":"m","messages":[{"role":"user","content":"reset password"}]}` || hdr.Get(HeaderAction) != "error" {
 			t.Fatalf("fail open: status %d, sent %s", r.status, sent)
 		}
 		if !strings.Contains(s.log.String(), "fail_open") {
@@ -332,11 +358,11 @@ func TestGatewayFailOpen(t *testing.T) {
 	up := newUpstream(t, "ok")
 	s := start(t, Options{Upstream: up.ts.URL})
 	u := s.url + "/v1/chat/completions"
-	wantError(t, post(t, u, []byte(`{"messages":[`)), 400, "bad_json", "")
-	wantError(t, post(t, u, []byte(`{"ctxgate":[1]}`)), 422, "bad_field", "ctxgate")
-	wantError(t, post(t, u, []byte(`{"documents":[],"messages":[{"role":"assistant","content":"x"}]}`)), 422, "bad_field", "messages")
-	wantError(t, post(t, u, []byte(`{"documents":[{"id":"a","text":"t"}],"ctxgate":{"chunks":[]},"messages":[]}`)), 422, "bad_field", "documents")
-	wantError(t, post(t, u, []byte(`{"messages":[{"role":"user","content":"q"}],"ctxgate":{"chunks":[],"now":"yesterday"}}`)), 422, "bad_field", "ctxgate.now")
+	wantGatewayError(t, post(t, u, []byte(`{"messages":[`)), 400, "bad_json", "")
+	wantGatewayError(t, post(t, u, []byte(`{"ctxgate":[1]}`)), 422, "bad_field", "ctxgate")
+	wantGatewayError(t, post(t, u, []byte(`{"documents":[],"messages":[{"role":"assistant","content":"x"}]}`)), 422, "bad_field", "messages")
+	wantGatewayError(t, post(t, u, []byte(`{"documents":[{"id":"a","text":"t"}],"ctxgate":{"chunks":[]},"messages":[]}`)), 422, "bad_field", "documents")
+	wantGatewayError(t, post(t, u, []byte(`{"messages":[{"role":"user","content":"q"}],"ctxgate":{"chunks":[],"now":"yesterday"}}`)), 422, "bad_field", "ctxgate.now")
 }
 
 func TestGatewayUpstreamErrors(t *testing.T) {
@@ -357,5 +383,5 @@ func TestGatewayUpstreamErrors(t *testing.T) {
 	url := dead.URL
 	dead.Close()
 	s2 := start(t, Options{Upstream: url})
-	wantError(t, post(t, s2.url+"/v1/chat/completions", chat), 502, codeUpstream, "")
+	wantGatewayError(t, post(t, s2.url+"/v1/chat/completions", chat), 502, codeUpstream, "")
 }

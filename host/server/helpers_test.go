@@ -233,3 +233,45 @@ func mustDecision(t testing.TB, b []byte) *decisionView {
 	}
 	return d
 }
+
+// gatewayErrorOf decodes a gateway error and checks its shape: exactly
+// OpenAI's {"error":{"message","type","param","code"}}, type matching the
+// status class. param is "" when it is null.
+func gatewayErrorOf(t testing.TB, r reply) (code, param, msg string) {
+	t.Helper()
+	var env map[string]map[string]*string
+	if err := json.Unmarshal(r.body, &env); err != nil || len(env) != 1 || env["error"] == nil || len(env["error"]) != 4 {
+		t.Fatalf("status %d: not OpenAI's error shape: %s", r.status, r.body)
+	}
+	e := env["error"]
+	for _, k := range []string{"message", "type", "code"} {
+		if e[k] == nil {
+			t.Fatalf("error lacks %q (or it is null): %s", k, r.body)
+		}
+	}
+	if _, ok := e["param"]; !ok {
+		t.Fatalf("error lacks param: %s", r.body)
+	}
+	wantType := "invalid_request_error"
+	if r.status >= 500 {
+		wantType = "server_error"
+	}
+	if *e["type"] != wantType {
+		t.Errorf("status %d: type %q, want %q", r.status, *e["type"], wantType)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("error Content-Type = %q", ct)
+	}
+	if e["param"] != nil {
+		param = *e["param"]
+	}
+	return *e["code"], param, *e["message"]
+}
+
+func wantGatewayError(t testing.TB, r reply, status int, code, param string) {
+	t.Helper()
+	c, p, msg := gatewayErrorOf(t, r)
+	if r.status != status || c != code || p != param {
+		t.Fatalf("got %d %s param %q (%s), want %d %s param %q", r.status, c, p, msg, status, code, param)
+	}
+}

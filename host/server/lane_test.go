@@ -99,7 +99,7 @@ func TestLargeRequestLaneGateway(t *testing.T) {
 	decode(t, gateReq, &m)
 	chat := mustJSON(t, map[string]any{"model": "m", "documents": m["chunks"],
 		"messages": []map[string]string{{"role": "user", "content": "how do I reset my password"}}})
-	wantError(t, post(t, s.url+"/v1/chat/completions", chat), 503, codeTimeout, "")
+	wantGatewayError(t, post(t, s.url+"/v1/chat/completions", chat), 503, codeTimeout, "")
 	if up.calls.Load() != 0 {
 		t.Fatal("the upstream was called")
 	}

@@ -79,7 +79,7 @@ func TestUpstreamTimeout(t *testing.T) {
 	s := start(t, Options{Upstream: up.ts.URL, UpstreamTimeout: 100 * time.Millisecond})
 	chat, _ := chatFor(t, request(t, "default", "inject"), false)
 	r := post(t, s.url+"/v1/chat/completions", chat)
-	wantError(t, r, 504, codeUpstreamTimeout, "")
+	wantGatewayError(t, r, 504, codeUpstreamTimeout, "")
 	if strings.Contains(string(r.body), up.ts.Listener.Addr().String()) {
 		t.Fatalf("504 names the upstream: %s", r.body)
 	}

@@ -84,27 +84,32 @@ func TestMetrics(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"sufficient_context_decisions_total", []string{"action", "inject", "level", "sufficient"}, 3},
-		{"sufficient_context_decisions_total", []string{"action", "caveat", "level", "partial"}, 1},
-		{"sufficient_context_decisions_total", []string{"action", "refuse", "level", "insufficient"}, 1},
-		{"sufficient_context_decisions_total", []string{"action", "fallback", "level", "sufficient"}, 0},
-		{"sufficient_context_refusals_total", []string{"type", "hard"}, 1},
-		{"sufficient_context_refusals_total", []string{"type", "soft"}, 1},
-		{"sufficient_context_latency_seconds", nil, 5},
-		{"sufficient_context_score", nil, 5},
-		{"sufficient_context_answer_checks_total", []string{"result", "soft_refusal"}, 1},
-		{"sufficient_context_gap_events_total", []string{"kind", "refusal_hard"}, 1},
-		{"sufficient_context_gap_events_total", []string{"kind", "refusal_soft"}, 1},
-		{"sufficient_context_gap_events_total", []string{"kind", "thumbs_down"}, 1},
-		{"sufficient_context_feedback_total", []string{"rating", "up"}, 1},
-		{"sufficient_context_feedback_total", []string{"rating", "down"}, 1},
+		{"ctxgate_decisions_total", []string{"action", "inject", "level", "sufficient"}, 3},
+		{"ctxgate_decisions_total", []string{"action", "caveat", "level", "partial"}, 1},
+		{"ctxgate_decisions_total", []string{"action", "refuse", "level", "insufficient"}, 1},
+		{"ctxgate_decisions_total", []string{"action", "fallback", "level", "sufficient"}, 0},
+		{"ctxgate_refusals_total", []string{"type", "hard"}, 1},
+		{"ctxgate_refusals_total", []string{"type", "soft"}, 1},
+		{"ctxgate_gate_duration_seconds", nil, 5},
+		{"ctxgate_decision_confidence", nil, 5},
+		{"ctxgate_answer_checks_total", []string{"result", "soft_refusal"}, 1},
+		{"ctxgate_gap_events_total", []string{"kind", "refusal_hard"}, 1},
+		{"ctxgate_gap_events_total", []string{"kind", "refusal_soft"}, 1},
+		{"ctxgate_gap_events_total", []string{"kind", "thumbs_down"}, 1},
+		{"ctxgate_feedback_total", []string{"rating", "up"}, 1},
+		{"ctxgate_feedback_total", []string{"rating", "down"}, 1},
 		{"ctxgate_errors_total", []string{"code", "bad_json"}, 1},
-		{"ctxgate_gateway_requests_total", []string{"action", "inject"}, 1},
-		{"ctxgate_upstream_seconds", []string{"outcome", "ok"}, 1},
+		{"ctxgate_gateway_requests_total", []string{"route", "chat_completions", "action", "inject"}, 1},
+		{"ctxgate_upstream_seconds", []string{"route", "chat_completions", "outcome", "2xx"}, 1},
 		{"ctxgate_policy_reloads_total", []string{"result", "ok"}, 1},
 		{"ctxgate_policy_info", []string{"name", "default"}, 1},
-		{"ctxgate_pool_size", nil, 2},
-		{"ctxgate_pool_instances", []string{"state", "in_use"}, 0},
+		{"ctxgate_pool_size", []string{"pool", "fast"}, 2},
+		{"ctxgate_pool_size", []string{"pool", "large"}, float64(defaultLargeConcurrency())},
+		{"ctxgate_pool_instances", []string{"pool", "fast", "state", "in_use"}, 0},
+		{"ctxgate_pool_instances", []string{"pool", "large", "state", "in_use"}, 0},
+		{"ctxgate_http_requests_total", []string{"route", "gate", "code", "2xx"}, 4},
+		{"ctxgate_http_requests_total", []string{"route", "gate", "code", "4xx"}, 1},
+		{"ctxgate_http_requests_total", []string{"route", "chat_completions", "code", "2xx"}, 1},
 	} {
 		if got := metricValue(t, f, c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -113,14 +118,29 @@ func TestMetrics(t *testing.T) {
 	// The score histogram's sum is the sum of the decisions' confidences
 	// (four /v1/gate decisions plus the gateway's inject).
 	injectConf := mustDecision(t, post(t, s.url+"/v1/gate", request(t, "default", "inject")).body).confidence()
-	h := f["sufficient_context_score"].Metric[0].Histogram
+	h := f["ctxgate_decision_confidence"].Metric[0].Histogram
 	if got, want := h.GetSampleSum(), confSum+injectConf; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("score sum %v, want %v", got, want)
 	}
-	if live := metricValue(t, f, "ctxgate_pool_instances", "state", "live"); live < 1 || live > 2 {
-		t.Errorf("live instances %v", live)
+	if idle := metricValue(t, f, "ctxgate_pool_instances", "pool", "fast", "state", "idle"); idle < 1 || idle > 2 {
+		t.Errorf("idle instances %v", idle)
 	}
-	if c := metricValue(t, f, "ctxgate_pool_instances_created_total"); c < 1 {
+	// The states partition the live instances: summed, each pool's gauges
+	// are its live count (/healthz), with no instance counted twice.
+	hv := health(t, s)
+	for pool, live := range map[string]int{"fast": hv.Pool.Live, "large": hv.LargePool.Live} {
+		sum := metricValue(t, f, "ctxgate_pool_instances", "pool", pool, "state", "in_use") + metricValue(t, f, "ctxgate_pool_instances", "pool", pool, "state", "idle")
+		if sum != float64(live) {
+			t.Errorf("pool %s: in_use + idle = %v, live %d", pool, sum, live)
+		}
+	}
+	if c := metricValue(t, f, "ctxgate_pool_instances_created_total", "pool", "fast"); c < 1 {
 		t.Errorf("created %v", c)
+	}
+	// The Go runtime's and the process's collectors.
+	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_resident_memory_bytes", "process_open_fds"} {
+		if f[name] == nil {
+			t.Errorf("no %s", name)
+		}
 	}
 }

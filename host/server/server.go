@@ -51,7 +51,10 @@ type Options struct {
 	CacheDir         string
 
 	// Upstream is the OpenAI-compatible base URL gateway mode forwards to
-	// (the request path is appended). Empty: /v1/chat/completions is 404.
+	// (the request path is appended; a base URL ending in /v1 takes it
+	// without its own /v1). Empty: no gateway, /v1/chat/completions is 404.
+	// Set: /v1/chat/completions and /v1/responses are gated, and every
+	// other path the server does not serve is passed through (proxy.go).
 	Upstream string
 	// FailOpen: when the gate cannot decide a chat request (bad body, bad
 	// field, timeout), pass it upstream unchanged instead of answering the
@@ -70,6 +73,12 @@ type Options struct {
 	NoAnswerCheck bool
 	// RequireEmbeddings rejects requests decided without embeddings (422).
 	RequireEmbeddings bool
+	// CaveatDelivery says how a caveat reaches the end user (caveat.go):
+	// prefix (the default), suffix, instruction or none.
+	CaveatDelivery CaveatDelivery
+	// AccessLog receives one JSON line per request (accesslog.go); nil:
+	// none. OpenAccessLog opens the usual destinations.
+	AccessLog io.Writer
 
 	// GapLog is the knowledge-gap JSONL file; empty: no log.
 	GapLog string
@@ -156,6 +165,9 @@ func (o *Options) defaults() {
 	if o.FeedbackEntries <= 0 {
 		o.FeedbackEntries = 10000
 	}
+	if o.CaveatDelivery == "" {
+		o.CaveatDelivery = CaveatPrefix
+	}
 	if len(o.DocumentsPath) == 0 {
 		o.DocumentsPath = []string{"documents"}
 	}
@@ -169,6 +181,7 @@ func (o *Options) defaults() {
 type Server struct {
 	opts     Options
 	log      *slog.Logger
+	access   *slog.Logger // nil: no access log
 	cur      atomic.Pointer[active]
 	reloadMu sync.Mutex
 	metrics  *metrics
@@ -195,6 +208,12 @@ type Server struct {
 func New(ctx context.Context, opts Options) (*Server, error) {
 	opts.defaults()
 	s := &Server{opts: opts, log: opts.Logger, watched: map[string]fileStamp{}, faultLog: rateLimit{interval: time.Second}}
+	if _, err := ParseCaveatDelivery(string(opts.CaveatDelivery)); err != nil {
+		return nil, err
+	}
+	if opts.AccessLog != nil {
+		s.access = slog.New(slog.NewJSONHandler(opts.AccessLog, nil))
+	}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
 	ids, err := newIDIssuer(opts.DecisionIDKey)
@@ -220,6 +239,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.Policy.TrustFiles) == 0 {
 		s.log.Warn("policy signatures are NOT checked: no trust keys are configured (--trust); "+
 			"whoever can write the policy file decides what the gate does", "policy", opts.Policy.describe())
+	}
+	if opts.Policy.Path == "" && opts.Policy.SufficientContext.On() {
+		s.log.Warn("sufficient_context is enabled and no policy is named: serving the sufficient-context preset, "+
+			"NOT the built-in default policy (name one with --policy or policy: to choose)", "policy", opts.Policy.describe())
 	}
 	if err := s.Reload(ctx); err != nil {
 		if opts.RequirePolicy {
@@ -257,10 +280,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // Handler routes the API. Each route checks its method and answers the
-// error JSON otherwise.
+// error JSON otherwise. In gateway mode, POST /v1/chat/completions and POST
+// /v1/responses are gated and every path not routed here (and every other
+// method on those two) is passed through to the upstream. Every request is
+// counted and, with an access log, logged (accesslog.go).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	routes := map[string]string{}
 	route := func(path, method string, h http.HandlerFunc) {
+		routes[path] = routeName(path)
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 				w.Header().Set("Allow", method)
@@ -276,13 +304,25 @@ func (s *Server) Handler() http.Handler {
 	route("/v1/policy", http.MethodGet, s.handlePolicy)
 	route("/healthz", http.MethodGet, s.handleHealth)
 	route("/gaps", http.MethodGet, s.handleGaps)
-	route("/v1/chat/completions", http.MethodPost, s.handleChat)
 	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	route("/metrics", http.MethodGet, metrics.ServeHTTP)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, newAPIError(404, codeNotFound, "", "no such endpoint: "+r.URL.Path))
-	})
-	return mux
+	for path, api := range gatedPaths {
+		routes[path] = api.route
+		gated := s.handleGated(api)
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Method == http.MethodPost:
+				gated(w, r)
+			case s.upstream != nil: // GET /v1/chat/completions lists stored completions
+				s.handlePassthrough(w, r)
+			default:
+				w.Header().Set("Allow", http.MethodPost)
+				s.fail(w, newAPIError(405, codeMethod, "", r.Method+" "+path+": use POST"))
+			}
+		})
+	}
+	mux.HandleFunc("/", s.handlePassthrough)
+	return s.observe(mux, routes)
 }
 
 // HTTPServer is the configured *http.Server (timeouts, handler). Serve uses
@@ -300,8 +340,9 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting connections, waits for requests in flight to
-// finish (bounded by ctx), then stops the policy watcher, closes the gate
-// and syncs the gap log. Safe to call more than once.
+// finish (bounded by ctx), then stops the policy watcher, closes the gate,
+// syncs the gap log and closes an access log file OpenAccessLog opened.
+// Safe to call more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	s.shutdown.Do(func() {
@@ -319,6 +360,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		if cerr := s.closeLearningLogs(); err == nil {
 			err = cerr
+		}
+		if f, ok := s.opts.AccessLog.(*accessLogFile); ok { // a file OpenAccessLog opened
+			f.Close()
 		}
 	})
 	return err
@@ -347,6 +391,7 @@ func (s *Server) newID() string {
 // fail writes an error answer and counts it.
 func (s *Server) fail(w http.ResponseWriter, e *apiError) {
 	s.metrics.errors.WithLabelValues(e.Code).Inc()
+	noteError(w, e.Code)
 	writeError(w, e)
 }
 

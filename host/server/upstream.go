@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 // upstreamBody reads an upstream's response body under two bounds: no read
@@ -115,15 +113,18 @@ func upstreamFailure(err error) *apiError {
 
 // relayStream copies server-sent events as they arrive, whole events at a
 // time, flushing each, and moves the write deadline forward so a long
-// generation is not cut by the server's write timeout. A stream the upstream
-// stalls (upstream_idle_timeout) or breaks is ended cleanly: an error event,
-// then data: [DONE], so a client sees an error rather than a truncated
-// answer it might take as complete.
-func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Reader) {
+// generation is not cut by the server's write timeout. A gated stream goes
+// through ed (caveat, sufficiency) one event at a time; nil relays the
+// bytes as they are. A stream the upstream stalls (upstream_idle_timeout)
+// or breaks is ended cleanly: an error event, then data: [DONE], so a
+// client sees an error rather than a truncated answer it might take as
+// complete.
+func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Reader, ed streamEditor) {
 	rc := http.NewResponseController(w)
 	rc.Flush()
 	buf := make([]byte, 32<<10)
 	var pending []byte // the start of an event not yet complete
+	var out []byte     // what an editor made of the complete events
 	open := false      // the client has part of an event (one longer than maxPendingEvent)
 	send := func(b []byte) bool {
 		if len(b) == 0 {
@@ -144,7 +145,20 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 				end = len(pending) // no event is this long; relay it as it comes
 			}
 			if end > 0 {
-				if !send(pending[:end]) {
+				chunk := pending[:end]
+				if ed != nil {
+					out = out[:0]
+					for len(chunk) > 0 {
+						k := nextEvent(chunk)
+						if k == 0 { // the tail of an over-long event: as it is
+							out, chunk = append(out, chunk...), nil
+							break
+						}
+						out, chunk = ed.event(out, chunk[:k]), chunk[k:]
+					}
+					chunk = out
+				}
+				if !send(chunk) {
 					return
 				}
 				open = eventsEnd(pending[:end]) != end
@@ -152,7 +166,17 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 			}
 		}
 		if err == io.EOF {
-			send(pending) // the upstream's own ending, as it sent it
+			// The upstream's own ending, as it sent it; then what the
+			// editor adds at the end, as an event of its own.
+			if ed != nil {
+				if tail := ed.end(nil); len(tail) > 0 {
+					if len(pending) > 0 || open {
+						pending = append(pending, "\n\n"...)
+					}
+					pending = append(pending, tail...)
+				}
+			}
+			send(pending)
 			return
 		}
 		if err != nil {
@@ -166,12 +190,9 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 			if open {
 				end = append(end, "\n\n"...)
 			}
-			e := upstreamFailure(err)
-			end = append(end, `data: {"error":{"message":`...)
-			end = jsonx.AppendString(end, e.Message)
-			end = append(end, `,"type":"ctxgate_error","code":`...)
-			end = jsonx.AppendString(end, e.Code)
-			end = append(end, "}}\n\ndata: [DONE]\n\n"...)
+			end = append(end, "data: "...)
+			end = appendOpenAIError(end, upstreamFailure(err))
+			end = append(end, "\n\ndata: [DONE]\n\n"...)
 			send(end)
 			return
 		}
@@ -207,8 +228,10 @@ func eventsEnd(b []byte) int {
 // read), and sends the status only with the first bytes: an upstream that
 // stalls or fails before any is answered 504 or 502 like a failed request.
 // One that stalls or breaks later aborts the response, so the client sees a
-// truncated transfer, not a short answer that looks whole.
-func (s *Server) relayBody(w http.ResponseWriter, r *http.Request, status int, first []byte, body *upstreamBody) {
+// truncated transfer, not a short answer that looks whole. live (pass-through
+// bodies, which may be long downloads or streams of any kind) flushes every
+// read to the client and moves the write deadline forward with it.
+func (s *Server) relayBody(w http.ResponseWriter, r *http.Request, status int, first []byte, body *upstreamBody, live bool) {
 	buf := make([]byte, 32<<10)
 	for len(first) == 0 && body.failed == nil {
 		n, err := body.Read(buf)
@@ -222,10 +245,26 @@ func (s *Server) relayBody(w http.ResponseWriter, r *http.Request, status int, f
 		return
 	}
 	w.WriteHeader(status)
+	rc := http.NewResponseController(w)
 	// Flushed, so that a cut later reaches the client as a broken transfer
 	// rather than as a connection closed before any answer.
-	if _, err := w.Write(first); err == nil && http.NewResponseController(w).Flush() == nil {
-		io.Copy(w, body)
+	if _, err := w.Write(first); err == nil && rc.Flush() == nil {
+		if live {
+			for {
+				n, err := body.Read(buf)
+				if n > 0 {
+					rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+					if _, werr := w.Write(buf[:n]); werr != nil || rc.Flush() != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+		} else {
+			io.Copy(w, body)
+		}
 	}
 	if body.failed != nil && r.Context().Err() == nil {
 		s.log.Warn("gateway: upstream answer cut; aborting the response", "upstream", s.upstream.Redacted(), "error", body.failed.Error())
@@ -244,7 +283,7 @@ func (s *Server) upstreamBroke(w http.ResponseWriter, r *http.Request, err error
 	s.log.Warn("gateway: reading the upstream answer failed", "upstream", s.upstream.Redacted(), "error", err.Error())
 	s.metrics.upstreamCuts.WithLabelValues("body").Inc()
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(answerGrace))
-	s.fail(w, upstreamFailure(err))
+	s.failGateway(w, upstreamFailure(err))
 }
 
 // answerGrace is the time an error answer gets after the upstream used up

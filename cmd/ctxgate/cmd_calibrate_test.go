@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxgate/ctxgate/gate"
+)
+
+// writeExamples writes n labeled examples a user might have: a question,
+// three retrieved chunks with cosines, and whether they answer it. An
+// answerable request's best chunk holds most of the question's terms and
+// scores higher; the two overlap, as real retrievals do.
+func writeExamples(t *testing.T, path string, n int, seed int64) {
+	t.Helper()
+	r := rand.New(rand.NewSource(seed))
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		label := i%2 == 0
+		terms := []string{fmt.Sprintf("alpha%d", i), fmt.Sprintf("beta%d", i), fmt.Sprintf("gamma%d", i), fmt.Sprintf("delta%d", i)}
+		hit := 0.35
+		top := 0.55 + 0.3*r.Float64()
+		if label {
+			hit, top = 0.75, 0.65+0.3*r.Float64()
+		}
+		var chunks []string
+		for c := 0; c < 3; c++ {
+			var words []string
+			for _, term := range terms {
+				if r.Float64() < hit {
+					words = append(words, term)
+				}
+			}
+			words = append(words, "some", "filler", "words", fmt.Sprintf("noise%d", r.Intn(1000)))
+			chunks = append(chunks, fmt.Sprintf(`{"id": "c%d-%d", "doc_id": "d%d", "text": %q, "scores": {"vector": %.4f}}`,
+				i, c, r.Intn(3), strings.Join(words, " "), top-0.05*float64(c)))
+		}
+		fmt.Fprintf(&b, `{"request": {"query": %q, "chunks": [%s]}, "label": %d}`+"\n",
+			strings.Join(terms, " "), strings.Join(chunks, ", "), map[bool]int{true: 1, false: 0}[label])
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// From labeled examples to a calibrated, signed policy that the Wasm
+// module loads under --trust and decides with as the native core does.
+func TestCalibrateCommand(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	writeExamples(t, p("examples.jsonl"), 400, 1)
+	code, out, errOut := cli(t, "", "calibrate", "--data", p("examples.jsonl"), "--max-hallucination", "0.1",
+		"--out", p("policy.json"), "--report", p("report.md"), "--report", p("report.json"))
+	if code != exitOK {
+		t.Fatalf("calibrate: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.HasPrefix(out, "With probability at least 0.9 over the calibration sample, the hallucination rate") ||
+		!strings.Contains(out, "wrote "+p("policy.json")) {
+		t.Errorf("stdout:\n%s", out)
+	}
+	policy, err := os.ReadFile(p("policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := gate.DecodePolicy(policy)
+	if err != nil {
+		t.Fatalf("the written policy does not validate: %v", err)
+	}
+	if !strings.HasPrefix(pol.Version, "4-calibrated.20") {
+		t.Errorf("version %q: want the base's and the UTC time", pol.Version)
+	}
+	md, _ := os.ReadFile(p("report.md"))
+	for _, want := range []string{"# Calibration report: default 4-calibrated.", "**Guarantee.**", "## The bound", "## Held-out AUROC"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	var rep struct {
+		Target string `json:"target"`
+		Bound  struct {
+			N      int     `json:"n"`
+			PValue float64 `json:"p_value"`
+		} `json:"bound"`
+		Policy struct {
+			SHA256 string `json:"sha256"`
+		} `json:"policy"`
+	}
+	if raw, _ := os.ReadFile(p("report.json")); json.Unmarshal(raw, &rep) != nil || rep.Target != "hallucination" || rep.Bound.N == 0 || rep.Bound.PValue > 0.1 {
+		t.Errorf("report.json: %+v", rep)
+	}
+
+	// Sign it, and decide with the bundle in the Wasm module under --trust.
+	if code, _, errOut := cli(t, "", "keygen", "--out", p("ops")); code != exitOK {
+		t.Fatal(errOut)
+	}
+	code, bundleJSON, errOut := cli(t, "", "sign", "--key", p("ops.key"), p("policy.json"))
+	if code != exitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	os.WriteFile(p("bundle.json"), []byte(bundleJSON), 0o644)
+	req := `{"query": "alpha1 beta1 gamma1", "chunks": [{"id": "a", "text": "alpha1 beta1 gamma1 are here", "scores": {"vector": 0.9}}]}`
+	args := append([]string{"eval", "--policy", p("bundle.json"), "--trust", p("ops.pub")}, wasmFlags(t, "tinygo")...)
+	code, wasmOut, errOut := cli(t, req, args...)
+	if code != exitOK {
+		t.Fatalf("eval in Wasm with the signed calibrated policy: %s", errOut)
+	}
+	code, nativeOut, errOut := cli(t, req, "eval", "--native", "--policy", p("policy.json"))
+	if code != exitOK {
+		t.Fatal(errOut)
+	}
+	if wasmOut != nativeOut || !strings.Contains(wasmOut, `"sha256":"`+rep.Policy.SHA256+`"`) {
+		t.Errorf("the Wasm module and the native core decide differently, or not with the calibrated policy:\n%s\n%s", wasmOut, nativeOut)
+	}
+}
+
+// Bad input is rejected naming the file, line and field, and nothing is
+// written; so is a bound the examples cannot guarantee.
+func TestCalibrateCommandRefuses(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	writeExamples(t, p("good.jsonl"), 400, 2)
+	good, _ := os.ReadFile(p("good.jsonl"))
+	lines := strings.SplitAfter(string(good), "\n")
+	os.WriteFile(p("bad.jsonl"), []byte(lines[0]+lines[1]+`{"request": {"query": "q", "chunks": []}, "label": "yes"}`+"\n"+lines[3]), 0o644)
+	os.WriteFile(p("badreq.jsonl"), []byte(lines[0]+`{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"vector": "high"}}]}, "label": 1}`+"\n"), 0o644)
+	os.WriteFile(p("few.jsonl"), []byte(strings.Join(lines[:16], "")), 0o644)
+	os.WriteFile(p("rag.json"), []byte(`{"name": "x", "version": "1"}`), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"a bad label", []string{"--data", p("bad.jsonl"), "--max-error", "0.1"}, exitFail, "bad.jsonl: line 3: label: must be 1 or 0"},
+		{"a bad request", []string{"--data", p("badreq.jsonl"), "--max-error", "0.1"}, exitFail, "badreq.jsonl: line 2: request.chunks[0].scores.vector:"},
+		{"too few examples", []string{"--data", p("few.jsonl"), "--max-hallucination", "0.1"}, exitFail, "needs at least 22"},
+		{"an impossible bound", []string{"--data", p("good.jsonl"), "--max-error", "0.001"}, exitFail, "no guarantee"},
+		{"both bounds", []string{"--data", p("good.jsonl"), "--max-error", "0.1", "--max-hallucination", "0.1"}, exitUsage, "not both"},
+		{"no bound", []string{"--data", p("good.jsonl")}, exitUsage, "give the bound"},
+		{"a bound of 1.5", []string{"--data", p("good.jsonl"), "--max-error", "1.5"}, exitUsage, "must be in (0,1)"},
+		{"confidence 1", []string{"--data", p("good.jsonl"), "--max-error", "0.1", "--confidence", "1"}, exitUsage, "--confidence must be in (0,1)"},
+		{"a base without answerability", []string{"--data", p("good.jsonl"), "--max-error", "0.1", "--base", "rag-confidence"}, exitFail, "signals.answerability"},
+		{"an unknown base", []string{"--data", p("good.jsonl"), "--max-error", "0.1", "--base", p("nope.json")}, exitUsage, "--base:"},
+		{"a base that is no policy", []string{"--data", p("good.jsonl"), "--max-error", "0.1", "--base", p("rag.json")}, exitFail, "--base:"},
+		{"no --data", []string{"--max-error", "0.1"}, exitUsage, "usage:"},
+	} {
+		args := append([]string{"calibrate", "--out", p("policy.json"), "--report", p("report.md")}, c.args...)
+		code, _, errOut := cli(t, "", args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d saying %q", c.name, code, errOut, c.code, c.want)
+		}
+		if fileExists(p("policy.json")) || fileExists(p("report.md")) {
+			t.Fatalf("%s: wrote a policy or report", c.name)
+		}
+	}
+	// A signed bundle is not a base: calibrate the policy, then sign.
+	cli(t, "", "keygen", "--out", p("k"))
+	_, b, _ := cli(t, "", "sign", "--key", p("k.key"), p("rag.json"))
+	os.WriteFile(p("bundle.json"), []byte(b), 0o644)
+	if code, _, errOut := cli(t, "", "calibrate", "--data", p("good.jsonl"), "--max-error", "0.1", "--base", p("bundle.json"), "--out", p("policy.json")); code != exitUsage || !strings.Contains(errOut, "signed bundle") {
+		t.Errorf("a bundle as --base: exit %d, %s", code, errOut)
+	}
+}
