@@ -111,18 +111,7 @@ func (e *Engine) analyseQuery(query string) {
 	q.terms = q.terms[:0]
 	q.nQuality, q.nCoverage, q.nAnswer = 0, 0, 0
 	q.bloom = 0
-	size := 8
-	for size < len(e.toks)*2 {
-		size <<= 1
-	}
-	if cap(q.table) >= size {
-		q.table = q.table[:size]
-		for i := range q.table {
-			q.table[i] = 0
-		}
-	} else {
-		q.table = make([]int32, size)
-	}
+	q.table = emptyTable(q.table, 8, len(e.toks))
 	minRunes := 3
 	if s := e.policy.Sufficiency; s != nil {
 		minRunes = s.MinTermRunes
@@ -208,43 +197,6 @@ func (q *queryInfo) filter(stamp int) scanFilter {
 	}
 	f.last1, f.last2 = uint64(l1&0x7F)*swar.Lsb, uint64(l2&0x7F)*swar.Lsb
 	return f
-}
-
-func resizeBool(s []bool, n int) []bool {
-	if cap(s) < n {
-		return make([]bool, n)
-	}
-	s = s[:n]
-	for i := range s {
-		s[i] = false
-	}
-	return s
-}
-
-func resizeInt(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
-	}
-	s = s[:n]
-	for i := range s {
-		s[i] = 0
-	}
-	return s
-}
-
-func resizeFloat(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	return s[:n]
-}
-
-func zeroFloat(s []float64, n int) []float64 {
-	s = resizeFloat(s, n)
-	for i := range s {
-		s[i] = 0
-	}
-	return s
 }
 
 // prepare fills the per-chunk scratch: clamped scores, token counts and

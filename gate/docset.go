@@ -18,19 +18,8 @@ func (d *docSet) distinct(w []chunkWork) int { return d.count(w, false) }
 func (d *docSet) distinctDocs(w []chunkWork) int { return d.count(w, true) }
 
 func (d *docSet) count(w []chunkWork, emptyApart bool) int {
-	size := 16
-	for size < 2*len(w) {
-		size <<= 1
-	}
-	if cap(d.slots) >= size {
-		d.slots = d.slots[:size]
-		for i := range d.slots {
-			d.slots[i] = 0
-		}
-	} else {
-		d.slots = make([]int32, size)
-	}
-	mask := uint64(size - 1)
+	d.slots = emptyTable(d.slots, 16, len(w))
+	mask := uint64(len(d.slots) - 1)
 	n := 0
 	for i := range w {
 		id := w[i].c.DocID

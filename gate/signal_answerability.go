@@ -1,6 +1,9 @@
 package gate
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // signals.answerability: the default policy's query-level signal, the chance that
 // the evidence, taken as a whole, holds the answer. It is a logistic model
@@ -211,16 +214,7 @@ func readAnswerabilityModel(o obj, m *AnswerabilityModel) *Error {
 	return nil
 }
 
-func featureList() string {
-	s := ""
-	for i, n := range FeatureNames {
-		if i > 0 {
-			s += ", "
-		}
-		s += n
-	}
-	return s
-}
+func featureList() string { return strings.Join(FeatureNames[:], ", ") }
 
 // features computes every answerability feature of the current request into
 // s.feat and tells whether it has both kinds of retriever score. answer is

@@ -292,18 +292,7 @@ type hashSet struct {
 }
 
 func (s *hashSet) reset(expect int) {
-	size := 16
-	for size < expect*2 {
-		size <<= 1
-	}
-	if cap(s.slots) >= size {
-		s.slots = s.slots[:size]
-		for i := range s.slots {
-			s.slots[i] = 0
-		}
-	} else {
-		s.slots = make([]uint64, size)
-	}
+	s.slots = emptyTable(s.slots, 16, expect)
 	s.count = 0
 }
 

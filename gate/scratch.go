@@ -1,0 +1,59 @@
+package gate
+
+// Scratch reused from one decision to the next: resized, and cleared where
+// the caller needs zeros, without allocating once it is large enough.
+
+func resizeBool(s []bool, n int) []bool {
+	if cap(s) < n {
+		return make([]bool, n)
+	}
+	s = s[:n]
+	for i := range s {
+		s[i] = false
+	}
+	return s
+}
+
+func resizeInt(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	s = s[:n]
+	for i := range s {
+		s[i] = 0
+	}
+	return s
+}
+
+func resizeFloat(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+func zeroFloat(s []float64, n int) []float64 {
+	s = resizeFloat(s, n)
+	for i := range s {
+		s[i] = 0
+	}
+	return s
+}
+
+// emptyTable returns t as an open-addressing table for n entries: a power
+// of two of at least min slots and twice n, every slot zero (empty). t's
+// array is reused when it is large enough.
+func emptyTable[T int32 | uint64](t []T, min, n int) []T {
+	size := min
+	for size < 2*n {
+		size <<= 1
+	}
+	if cap(t) < size {
+		return make([]T, size)
+	}
+	t = t[:size]
+	for i := range t {
+		t[i] = 0
+	}
+	return t
+}
