@@ -51,7 +51,7 @@ type chunkWork struct {
 // queryTerm is one distinct query token.
 type queryTerm struct {
 	hash uint64
-	// name is the term's folded text, e.qtext[name0:name1]: made a string
+	// name is the term's folded text, e.qtok.text[name0:name1]: made a string
 	// only for a missing aspect's message, not for every term of every
 	// query (an allocation each, garbage by the next decision).
 	name0, name1 int32
@@ -106,20 +106,21 @@ func (q *queryInfo) lookup(h uint64) int {
 
 func (e *Engine) analyseQuery(query string) {
 	q := &e.q
-	e.qtext, e.qends = e.qtext[:0], e.qends[:0]
-	e.toks, _ = tokenize(query, e.toks[:0], &e.qtext, &e.qends)
+	k := &e.qtok
+	k.toks, k.text, k.ends, k.keep = k.toks[:0], k.text[:0], k.ends[:0], true
+	(*queryInfo)(nil).scanWords(query, 0, nil, k)
 	q.terms = q.terms[:0]
 	q.nQuality, q.nCoverage, q.nAnswer = 0, 0, 0
 	q.bloom = 0
-	q.table = emptyTable(q.table, 8, len(e.toks))
+	q.table = emptyTable(q.table, 8, len(k.toks))
 	minRunes := 3
 	if s := e.policy.Sufficiency; s != nil {
 		minRunes = s.MinTermRunes
 	}
 	start := 0
-	for i, t := range e.toks {
-		end := e.qends[i]
-		word := e.qtext[start:end]
+	for i, t := range k.toks {
+		end := k.ends[i]
+		word := k.text[start:end]
 		start = end
 		if q.lookup(t.hash) >= 0 {
 			continue

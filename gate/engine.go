@@ -29,9 +29,7 @@ type Engine struct {
 
 	// Scratch reused between decisions (never shared with a Decision).
 	work       []chunkWork
-	toks       []token
-	qtext      []byte
-	qends      []int
+	qtok       tokenSink // the query's tokens and folded text
 	q          queryInfo
 	order, tmp []int
 	keys       []float64

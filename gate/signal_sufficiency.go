@@ -99,7 +99,7 @@ func (sufficiencyState) run(e *Engine, req *Request) {
 			qt := &e.q.terms[t]
 			if qt.inCoverage && !e.q.found[t] && listed < 3 {
 				b := append(e.msg(), "Query term '"...)
-				b = append(b, e.qtext[qt.name0:qt.name1]...)
+				b = append(b, e.qtok.text[qt.name0:qt.name1]...)
 				e.a.missingAspect(e.done(append(b, "' not found in context"...)))
 				listed++
 			}

@@ -147,141 +147,41 @@ var wordByte = func() (t [256]byte) {
 	return t
 }()
 
+// tokenSink collects the tokens of a text and, with keep, their folded
+// text: the query's, whose missing terms are named by it (ends records each
+// token's end in text).
+type tokenSink struct {
+	toks []token
+	text []byte
+	ends []int
+	keep bool
+}
+
+// add appends one token; its folded text, if kept, was appended just
+// before.
+func (k *tokenSink) add(t token) {
+	k.toks = append(k.toks, t)
+	if k.keep {
+		k.ends = append(k.ends, len(k.text))
+	}
+}
+
 // tokenize appends the tokens of s to dst and returns them with the number
-// of runes in s (as utf8.RuneCountInString counts them: sufficiency's density
-// needs it, and this saves a second pass over the text). If text is non-nil,
-// the folded bytes of each token are appended to *text too, with ends
-// recording each token's end offset: the query uses that to name missing
-// terms.
-//
-// Only the query is tokenized into tokens; chunk texts are scanned by
-// scanText, which shares this loop's structure and adds an ASCII block
-// path. The word state (h, n) stays in local variables and the flushes are
-// plain functions, not closures: a closure capturing h and n keeps them in
-// memory, which under TinyGo/Wasm made this loop several times slower
-// (docs/performance.md). ASCII words are hashed by an inner loop that leaves
-// only at the word's end, so the outer loop's branches run once per word,
-// not once per byte.
+// of runes in s (as utf8.RuneCountInString counts them: sufficiency's
+// density needs it, and this saves a second pass over the text). If text
+// is non-nil, the folded bytes of each token are appended to *text too,
+// with ends recording each token's end offset. It is scanWords with a
+// sink, which the query's analysis calls with the engine's sink.
 func tokenize(s string, dst []token, text *[]byte, ends *[]int) ([]token, int) {
-	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
-	n := 0                                             // runes in the current word
-	var prevCJK rune = -1
-	cjkRun := 0
-	extra := 0 // bytes beyond the first of each multi-byte rune
-	for i := 0; i < len(s); {
-		c := wordByte[s[i]]
-		if c == 0 {
-			// An ASCII separator ends a CJK run and a word.
-			i++
-			if cjkRun > 0 {
-				dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
-				cjkRun, prevCJK = 0, -1
-			}
-			if n > 0 {
-				dst = emitToken(dst, token{hash: hashSum(h, acc, sh), runes: n}, text, ends)
-				h, acc, sh, n = hashSeed, 0, 0, 0
-			}
-			continue
-		}
-		if c < 0x80 {
-			if cjkRun > 0 {
-				dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
-				cjkRun, prevCJK = 0, -1
-			}
-			start := i
-			for {
-				acc |= uint64(c) << sh
-				sh += 8
-				if sh == 64 {
-					h, acc, sh = hashBlock(h, acc), 0, 0
-				}
-				i++
-				if i == len(s) {
-					break
-				}
-				c = wordByte[s[i]]
-				if c == 0 || c == 0x80 {
-					break
-				}
-			}
-			n += i - start
-			if text != nil {
-				for k := start; k < i; k++ {
-					*text = append(*text, wordByte[s[k]])
-				}
-			}
-			// A separator or the end is handled above on the next turn;
-			// a multi-byte rune may continue the word.
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		extra += size - 1
-		if isCJK(r) {
-			if n > 0 {
-				dst = emitToken(dst, token{hash: hashSum(h, acc, sh), runes: n}, text, ends)
-				h, acc, sh, n = hashSeed, 0, 0, 0
-			}
-			if prevCJK >= 0 {
-				dst = emitToken(dst, token{hash: hashRunes(prevCJK, r), runes: 2, cjk: true}, text, ends)
-				if text != nil {
-					*text = utf8.AppendRune(utf8.AppendRune(*text, prevCJK), r)
-					(*ends)[len(*ends)-1] = len(*text)
-				}
-			}
-			prevCJK = r
-			cjkRun++
-			continue
-		}
-		if cjkRun > 0 {
-			dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
-			cjkRun, prevCJK = 0, -1
-		}
-		if isWordRune(r) {
-			f := foldRune(r)
-			h, acc, sh = hashRune(h, acc, sh, f)
-			n++
-			if text != nil {
-				*text = utf8.AppendRune(*text, f)
-			}
-			continue
-		}
-		if n > 0 {
-			dst = emitToken(dst, token{hash: hashSum(h, acc, sh), runes: n}, text, ends)
-			h, acc, sh, n = hashSeed, 0, 0, 0
-		}
-	}
-	if n > 0 {
-		dst = emitToken(dst, token{hash: hashSum(h, acc, sh), runes: n}, text, ends)
-	}
-	if cjkRun > 0 {
-		dst = flushCJK(dst, prevCJK, cjkRun, text, ends)
-	}
-	return dst, len(s) - extra
-}
-
-// emitToken appends t, and its end offset in *text when the caller keeps
-// the text.
-func emitToken(dst []token, t token, text *[]byte, ends *[]int) []token {
-	dst = append(dst, t)
-	if ends != nil {
-		*ends = append(*ends, len(*text))
-	}
-	return dst
-}
-
-// flushCJK ends a CJK run: a lone character is a unigram (a longer run has
-// already produced its bigrams).
-func flushCJK(dst []token, prev rune, run int, text *[]byte, ends *[]int) []token {
-	if run != 1 {
-		return dst
-	}
-	dst = emitToken(dst, token{hash: hashRunes(-1, prev), runes: 1, cjk: true}, text, ends)
+	k := tokenSink{toks: dst}
 	if text != nil {
-		*text = utf8.AppendRune(*text, prev)
-		(*ends)[len(*ends)-1] = len(*text)
+		k.text, k.ends, k.keep = *text, *ends, true
 	}
-	return dst
+	_, chars := (*queryInfo)(nil).scanWords(s, 0, nil, &k)
+	if text != nil {
+		*text, *ends = k.text, k.ends
+	}
+	return k.toks, chars
 }
 
 // hashSet is a small open-addressing set of token hashes, reused between
@@ -363,18 +263,30 @@ type termHits struct {
 	qualityHits, coverageHits, answerHits int
 }
 
-// scanText is tokenize for a chunk's text fused with the query-term lookups
-// prepare needs: it returns the text's token count and rune count and adds
-// the distinct query terms it holds to *hits (q.seen stamps them with
-// stamp), storing no token. Tokens are exactly tokenize's: the byte loop
-// below is tokenize's without the text, and the block path is
-// scanBlocks (TestScanTextMatchesRef, FuzzScanText).
-//
-// A chunk needs counts, not tokens: appending each token and reading the
-// slice back in a second loop cost a store per token natively and, under
-// TinyGo, a runtime call per append.
+// scanText scans a chunk's text for the query-term lookups prepare needs:
+// it returns the text's token count and rune count and adds the distinct
+// query terms it holds to *hits (q.seen stamps them with stamp), storing no
+// token. A chunk needs counts, not tokens: appending each token and reading
+// the slice back in a second loop cost a store per token natively and,
+// under TinyGo, a runtime call per append.
 func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars int) {
-	q.live = q.first
+	return q.scanWords(s, stamp, hits, nil)
+}
+
+// scanWords is the one word loop: tokens are runs of letters, digits and
+// marks (ASCII words hashed by an inner loop that leaves only at the
+// word's end, two-byte Latin-1 runes folded from a table, CJK runs as
+// bigrams). Each token goes to sink when there is one (tokenize, the
+// query), else to the query-term lookup (q.test). Without a sink, ASCII
+// text is taken sixteen bytes a step by the block path (scanASCII), whose
+// tokens are exactly the byte loop's (TestScanTextMatchesRef,
+// FuzzScanText). The word state (h, n) stays in local variables: a closure
+// capturing them keeps them in memory, which under TinyGo/Wasm made this
+// loop several times slower.
+func (q *queryInfo) scanWords(s string, stamp int, hits *termHits, sink *tokenSink) (words, chars int) {
+	if sink == nil {
+		q.live = q.first
+	}
 	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
 	n := 0                                             // runes in the current word
 	var prevCJK rune = -1
@@ -382,7 +294,7 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 	extra := 0 // bytes beyond the first of each multi-byte rune
 	stop := 0  // where the blocks last stopped: no going back before it
 	for i := 0; i < len(s); {
-		if n == 0 && cjkRun == 0 && i >= stop && i+8 <= len(s) {
+		if sink == nil && n == 0 && cjkRun == 0 && i >= stop && i+8 <= len(s) {
 			i, stop, words = q.scanASCII(s, i, words, stamp, hits)
 			if i == len(s) {
 				break
@@ -392,11 +304,11 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 		if c == 0 {
 			i++
 			if cjkRun > 0 {
-				words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+				words += q.flushCJK(prevCJK, cjkRun, stamp, hits, sink)
 				cjkRun, prevCJK = 0, -1
 			}
 			if n > 0 {
-				q.test(hashSum(h, acc, sh), stamp, hits)
+				q.word(token{hash: hashSum(h, acc, sh), runes: n}, stamp, hits, sink)
 				words++
 				h, acc, sh, n = hashSeed, 0, 0, 0
 			}
@@ -404,7 +316,7 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 		}
 		if c < 0x80 {
 			if cjkRun > 0 {
-				words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+				words += q.flushCJK(prevCJK, cjkRun, stamp, hits, sink)
 				cjkRun, prevCJK = 0, -1
 			}
 			start := i
@@ -424,6 +336,11 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 				}
 			}
 			n += i - start
+			if sink != nil && sink.keep {
+				for k := start; k < i; k++ {
+					sink.text = append(sink.text, wordByte[s[k]])
+				}
+			}
 			continue
 		}
 		if b := s[i]; b&0xFE == 0xC2 && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
@@ -434,17 +351,20 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 			i += 2
 			extra++
 			if cjkRun > 0 {
-				words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+				words += q.flushCJK(prevCJK, cjkRun, stamp, hits, sink)
 				cjkRun, prevCJK = 0, -1
 			}
 			if f != 0 {
 				h, acc, sh = hashByte(h, acc, sh, 0xC0|f>>6)
 				h, acc, sh = hashByte(h, acc, sh, 0x80|f&0x3F)
 				n++
+				if sink != nil && sink.keep {
+					sink.text = append(sink.text, 0xC0|f>>6, 0x80|f&0x3F)
+				}
 				continue
 			}
 			if n > 0 {
-				q.test(hashSum(h, acc, sh), stamp, hits)
+				q.word(token{hash: hashSum(h, acc, sh), runes: n}, stamp, hits, sink)
 				words++
 				h, acc, sh, n = hashSeed, 0, 0, 0
 			}
@@ -455,12 +375,15 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 		extra += size - 1
 		if isCJK(r) {
 			if n > 0 {
-				q.test(hashSum(h, acc, sh), stamp, hits)
+				q.word(token{hash: hashSum(h, acc, sh), runes: n}, stamp, hits, sink)
 				words++
 				h, acc, sh, n = hashSeed, 0, 0, 0
 			}
 			if prevCJK >= 0 {
-				q.test(hashRunes(prevCJK, r), stamp, hits)
+				if sink != nil && sink.keep {
+					sink.text = utf8.AppendRune(utf8.AppendRune(sink.text, prevCJK), r)
+				}
+				q.word(token{hash: hashRunes(prevCJK, r), runes: 2, cjk: true}, stamp, hits, sink)
 				words++
 			}
 			prevCJK = r
@@ -468,38 +391,54 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 			continue
 		}
 		if cjkRun > 0 {
-			words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+			words += q.flushCJK(prevCJK, cjkRun, stamp, hits, sink)
 			cjkRun, prevCJK = 0, -1
 		}
 		if isWordRune(r) {
-			h, acc, sh = hashRune(h, acc, sh, foldRune(r))
+			f := foldRune(r)
+			h, acc, sh = hashRune(h, acc, sh, f)
 			n++
+			if sink != nil && sink.keep {
+				sink.text = utf8.AppendRune(sink.text, f)
+			}
 			continue
 		}
 		if n > 0 {
-			q.test(hashSum(h, acc, sh), stamp, hits)
+			q.word(token{hash: hashSum(h, acc, sh), runes: n}, stamp, hits, sink)
 			words++
 			h, acc, sh, n = hashSeed, 0, 0, 0
 		}
 	}
 	if n > 0 {
-		q.test(hashSum(h, acc, sh), stamp, hits)
+		q.word(token{hash: hashSum(h, acc, sh), runes: n}, stamp, hits, sink)
 		words++
 	}
 	if cjkRun > 0 {
-		words += q.flushCJK(prevCJK, cjkRun, stamp, hits)
+		words += q.flushCJK(prevCJK, cjkRun, stamp, hits, sink)
 	}
 	return words, len(s) - extra
 }
 
-// flushCJK is tokenize's flushCJK for scanText: a lone CJK character is a
-// unigram token (returns 1).
-func (q *queryInfo) flushCJK(prev rune, run int, stamp int, hits *termHits) int {
+// flushCJK ends a CJK run: a lone character is a unigram token (returns
+// 1; a longer run has already produced its bigrams).
+func (q *queryInfo) flushCJK(prev rune, run int, stamp int, hits *termHits, sink *tokenSink) int {
 	if run != 1 {
 		return 0
 	}
-	q.test(hashRunes(-1, prev), stamp, hits)
+	if sink != nil && sink.keep {
+		sink.text = utf8.AppendRune(sink.text, prev)
+	}
+	q.word(token{hash: hashRunes(-1, prev), runes: 1, cjk: true}, stamp, hits, sink)
 	return 1
+}
+
+// word hands one token to the sink, or to the query-term lookup.
+func (q *queryInfo) word(t token, stamp int, hits *termHits, sink *tokenSink) {
+	if sink != nil {
+		sink.add(t)
+		return
+	}
+	q.test(t.hash, stamp, hits)
 }
 
 // test looks up one token's hash among the query terms, bloom first.
