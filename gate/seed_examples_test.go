@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -198,10 +199,43 @@ func seedDecision(preset string, policyJSON []byte, ex *seedExample) (any, error
 			return nil, err
 		}
 	}
-	var d any
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.UseNumber()
-	return d, dec.Decode(&d)
+	return decodeAny(out)
+}
+
+// decodeAny decodes JSON into maps, slices, strings, bools, nil and
+// json.Number, as encoding/json with UseNumber does, but with the gate's
+// own parser: TinyGo's encoding/json does not decode into interface
+// values, and these tests run under TinyGo too.
+func decodeAny(data []byte) (any, error) {
+	v, err := jsonx.Parse(data, 64)
+	if err != nil {
+		return nil, err
+	}
+	return anyOf(&v), nil
+}
+
+func anyOf(v *jsonx.Value) any {
+	switch v.Kind() {
+	case jsonx.Object:
+		m := make(map[string]any, v.Len())
+		for i := 0; i < v.Len(); i++ {
+			m[v.Key(i)] = anyOf(v.Member(i))
+		}
+		return m
+	case jsonx.Array:
+		a := make([]any, v.Len())
+		for i := range a {
+			a[i] = anyOf(v.Index(i))
+		}
+		return a
+	case jsonx.String:
+		return v.Str()
+	case jsonx.Number:
+		return json.Number(v.Raw())
+	case jsonx.Bool:
+		return v.Bool()
+	}
+	return nil
 }
 
 // resolve returns the values at path in v ([*] gives every element).
@@ -340,10 +374,8 @@ func deref(p *float64, def float64) float64 {
 // sameValue compares a decoded decision value with a manifest value: numbers
 // within tol, anything else exactly.
 func sameValue(got any, raw json.RawMessage, tol float64) error {
-	var want any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&want); err != nil {
+	want, err := decodeAny(raw)
+	if err != nil {
 		return err
 	}
 	if wn, ok := want.(json.Number); ok {

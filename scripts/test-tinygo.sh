@@ -8,6 +8,11 @@
 #   scripts/test-tinygo.sh ./gate/jsonx      # only the named packages
 #   TINYGO_TEST_FLAGS="-run TestGolden" scripts/test-tinygo.sh ./gate
 #
+# The tests run with -short by default (TINYGO_TEST_FLAGS replaces it): the
+# exhaustive grids (every float of a 2-million grid, every flipped byte of a
+# signed bundle) sample under TinyGo, where they took minutes; `go test`
+# runs them whole.
+#
 # Each package's test binary runs in `wazero run` (the CLI of go.mod's
 # wazero, built once into the cache) with the repository mounted read-only
 # at "/" and CTXGATE_TEST_DIR naming the package's directory there, which
@@ -66,7 +71,7 @@ EOF
 	out=$work/${dir//\//-}.out
 	rc=0
 	# shellcheck disable=SC2086 # TINYGO_TEST_FLAGS is a list of flags
-	"$tinygo" test -target="$target" -v ${TINYGO_TEST_FLAGS:-} "$pkg" >"$out" 2>&1 || rc=$?
+	"$tinygo" test -target="$target" -v ${TINYGO_TEST_FLAGS:--short} "$pkg" >"$out" 2>&1 || rc=$?
 	p=$(grep -c '^--- PASS' "$out" || true)
 	k=$(grep -c '^--- SKIP' "$out" || true)
 	f=$(grep -c '^--- FAIL' "$out" || true)

@@ -79,9 +79,12 @@ func TestFlippedByteRejected(t *testing.T) {
 	if _, err := bundle.Open(b, trust, bundle.Hybrid); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	n, step := 0, 1
+	if testing.Short() {
+		step = 7 // a sample of the bytes (scripts/test-tinygo.sh); go test flips every one
+	}
 	for _, mask := range []byte{0x01, 0x20, 0x80} {
-		for i := range b {
+		for i := 0; i < len(b); i += step {
 			c := bytes.Clone(b)
 			c[i] ^= mask
 			n++

@@ -49,9 +49,22 @@ export type Rating = "up" | "down";
 
 export interface FeedbackResult {
   decision_id: string;
-  rating: Rating;
-  /** Whether a knowledge-gap event was written (a thumbs-down with a gap log configured). */
+  /** This feedback's rating; null when it gave only a verdict. */
+  rating: Rating | null;
+  /** This feedback's calibration verdict (the answer was in the sources); null when it gave none. */
+  answer_in_sources: boolean | null;
+  /** Whether a knowledge-gap event was written (a first thumbs-down with a gap log configured). */
   gap_event: boolean;
+  /** Whether it replaced an earlier rating or verdict for the decision. */
+  replaced: boolean;
+  /** Whether the server wrote it to its feedback log (serve --feedback-log). */
+  recorded: boolean;
+}
+
+/** Options of a feedback call. */
+export interface FeedbackOptions extends CallOptions {
+  /** The verdict calibration learns from: true when the answer was in the sources. */
+  answerInSources?: boolean;
 }
 
 export interface PolicyInfo {
@@ -119,9 +132,15 @@ export class CtxgateClient implements Decider {
     return JSON.parse(decoder.decode(res.body)) as Validation;
   }
 
-  /** POST /v1/feedback: a thumbs up or down on a decision the server still remembers (NotFoundError otherwise). */
-  async feedback(decisionId: string, rating: Rating, comment?: string, options: CallOptions = {}): Promise<FeedbackResult> {
-    const body: Record<string, string> = { decision_id: decisionId, rating };
+  /**
+   * POST /v1/feedback on a decision the server issued (NotFoundError otherwise): a thumbs up or down
+   * (null for none), and/or `options.answerInSources`, the verdict `ctxgate calibrate` learns from.
+   * A server with --feedback-token-file needs an `Authorization: Bearer` header (the client's headers).
+   */
+  async feedback(decisionId: string, rating: Rating | null, comment?: string, options: FeedbackOptions = {}): Promise<FeedbackResult> {
+    const body: Record<string, string | boolean> = { decision_id: decisionId };
+    if (rating !== null) body.rating = rating;
+    if (options.answerInSources !== undefined) body.answer_in_sources = options.answerInSources;
     if (comment !== undefined) body.comment = comment;
     const res = await this.#request("POST", "/v1/feedback", body, {}, options);
     return JSON.parse(decoder.decode(res.body)) as FeedbackResult;

@@ -6,6 +6,6 @@
 export { Gate, DEFAULT_MAX_INPUT_BYTES, type GateOptions, type Input } from "./gate.js";
 export { loadModule, defaultModuleURL, type ModuleSource } from "./load.js";
 export { PRESETS, presetNames, policyJSON, type PolicyInput, type PresetName } from "./policy.js";
-export { CtxgateClient, type ClientOptions, type CallOptions, type DecisionHeaders, type GateResponse, type FeedbackResult, type Rating, type PolicyInfo, type Health } from "./client.js";
+export { CtxgateClient, type ClientOptions, type CallOptions, type DecisionHeaders, type GateResponse, type FeedbackResult, type FeedbackOptions, type Rating, type PolicyInfo, type Health } from "./client.js";
 export * from "./errors.js";
 export type * from "./types.js";

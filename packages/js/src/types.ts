@@ -16,6 +16,8 @@ export interface Scores {
   boosted?: number;
   /** Graph support (> 0 means the chunk has graph support). */
   graph?: number;
+  /** A learned-sparse retriever's raw score (SPLADE, ELSER, OpenSearch neural sparse): >= 0, unbounded. */
+  sparse?: number;
 }
 
 /** The names of Scores, for options that choose one. */

@@ -81,12 +81,15 @@ test("validate: with the decision id, a soft refusal is logged as that decision'
 test("feedback: down writes a gap event, up does not; unknown ids and bad ratings are typed errors", async () => {
   const { decisionId } = await client.gate(golden("default", "caveat").request);
   const down = await client.feedback(decisionId, "down", "the answer was outdated");
-  assert.deepEqual(down, { decision_id: decisionId, rating: "down", gap_event: true });
+  assert.deepEqual(down, { decision_id: decisionId, rating: "down", answer_in_sources: null, gap_event: true, replaced: false, recorded: false });
   await waitFor(() => gapLines().some((e) => e.kind === "thumbs_down" && e.decision_id === decisionId && e.comment === "the answer was outdated"));
   const up = await client.feedback(decisionId, "up");
   assert.equal(up.gap_event, false);
   await assert.rejects(client.feedback("no-such-id", "down"), (e) => e instanceof NotFoundError && e.status === 404 && e.field === "decision_id");
   await assert.rejects(client.feedback(decisionId, "meh"), (e) => e instanceof BadRequestError && e.status === 422 && e.field === "rating");
+  const verdict = await client.feedback(decisionId, null, undefined, { answerInSources: false });
+  assert.equal(verdict.answer_in_sources, false);
+  assert.equal((await client.feedback(decisionId, null, undefined, { answerInSources: true })).replaced, true);
 });
 
 test("errors: the server's code, field, status and bytes", async () => {

@@ -227,6 +227,11 @@ class GateTest(unittest.TestCase):
         with self.assertRaises(BadRequestError) as cm:
             self.client.feedback(did, "meh")
         self.assertEqual((cm.exception.status, cm.exception.field), (422, "rating"))
+        # The calibration verdict, alone and replaced.
+        v = self.client.feedback(did, answer_in_sources=False)
+        self.assertEqual((v.answer_in_sources, v.rating, v.gap_event), (False, None, False))
+        again = self.client.feedback(did, answer_in_sources=True)
+        self.assertEqual((again.answer_in_sources, again.replaced), (True, True))
 
     def test_errors_carry_code_field_status_and_body(self) -> None:
         body = b'{"query":"q","chunks":[{"text":"a"},{"text":"b","scores":{"vector":2}}]}'

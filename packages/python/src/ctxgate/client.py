@@ -89,9 +89,27 @@ class Client:
         _, _, body = self._call("POST", "/v1/validate", json.dumps(payload).encode(), extra, timeout)
         return Validation.from_dict(json.loads(body))
 
-    def feedback(self, decision_id: str, rating: str, comment: Optional[str] = None, timeout: Optional[float] = None) -> Feedback:
-        """POST /v1/feedback: "up" or "down" on a decision the server still remembers (NotFoundError otherwise)."""
-        payload = {"decision_id": decision_id, "rating": rating}
+    def feedback(
+        self,
+        decision_id: str,
+        rating: Optional[str] = None,
+        comment: Optional[str] = None,
+        timeout: Optional[float] = None,
+        answer_in_sources: Optional[bool] = None,
+    ) -> Feedback:
+        """POST /v1/feedback on a decision the server issued (NotFoundError otherwise).
+
+        rating: "up" or "down" (a thumbs-down is a knowledge-gap event).
+        answer_in_sources: the verdict calibration learns from (docs/calibration.md):
+        True when the answer was in the sources the gate offered, False when not.
+        Give at least one; a repeat replaces the earlier value. A server with
+        --feedback-token-file needs headers={"Authorization": "Bearer TOKEN"}.
+        """
+        payload: Dict[str, Any] = {"decision_id": decision_id}
+        if rating is not None:
+            payload["rating"] = rating
+        if answer_in_sources is not None:
+            payload["answer_in_sources"] = bool(answer_in_sources)
         if comment is not None:
             payload["comment"] = comment
         _, _, body = self._call("POST", "/v1/feedback", json.dumps(payload).encode(), {}, timeout)

@@ -60,6 +60,8 @@ class Scores:
     rrf: Optional[float] = None
     boosted: Optional[float] = None
     graph: Optional[float] = None
+    sparse: Optional[float] = None
+    """A learned-sparse retriever's raw score (SPLADE, ELSER): >= 0, unbounded."""
 
     def to_dict(self) -> Dict[str, Any]:
         return _compact(self)
@@ -307,12 +309,16 @@ class GateResponse:
 @dataclass(frozen=True)
 class Feedback:
     decision_id: str
-    rating: str
+    rating: Optional[str]  # this feedback's rating, None when it gave none
     gap_event: bool  # whether a knowledge-gap event was written
+    answer_in_sources: Optional[bool] = None  # this feedback's verdict, None when it gave none
+    replaced: bool = False  # this feedback replaced an earlier value
 
     @classmethod
     def from_dict(cls, m: Mapping[str, Any]) -> "Feedback":
-        return cls(m.get("decision_id", ""), m.get("rating", ""), bool(m.get("gap_event", False)))
+        a = m.get("answer_in_sources")
+        return cls(m.get("decision_id", ""), m.get("rating"), bool(m.get("gap_event", False)),
+                   None if a is None else bool(a), bool(m.get("replaced", False)))
 
 
 @dataclass(frozen=True)
