@@ -32,7 +32,7 @@ func DecodeAnswer(data []byte, lim *Limits) (*Answer, error) {
 // modified (escaped strings are unescaped where they are) and the Answer's
 // strings view it, so it must not change while the Answer is in use.
 func decodeAnswer(data []byte, lim *Limits, inPlace bool) (*Answer, *Error) {
-	l := lim.resolved()
+	l := lim.Resolved()
 	if len(data) > l.MaxRequestBytes {
 		return nil, limitError("", "answer is "+strconv.Itoa(len(data))+" bytes", l.MaxRequestBytes, "max_request_bytes")
 	}

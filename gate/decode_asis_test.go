@@ -86,7 +86,7 @@ func checkAsIs(t *testing.T, data []byte) {
 	t.Helper()
 	var m requestMemory
 	lim := DefaultLimits()
-	l := lim.resolved()
+	l := lim.Resolved()
 	req, ok := decodeDirect(data, &l, &m, true)
 	if !ok || len(req.Chunks) == 0 || req.Chunks[0].Text == "" {
 		if len(m.asIs) != 0 {

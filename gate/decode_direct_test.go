@@ -36,7 +36,7 @@ func checkDirect(t *testing.T, data []byte, lim *Limits, m *requestMemory) bool 
 	var ps jsonx.Parser
 	want, werr := decodeRequestTree(&ps, append([]byte(nil), data...), lim, false)
 
-	l := lim.resolved()
+	l := lim.Resolved()
 	direct := false
 	if len(data) <= l.MaxRequestBytes {
 		for _, owned := range []bool{false, true} {

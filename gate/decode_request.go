@@ -97,7 +97,7 @@ type requestDecoder struct {
 // engine's memory for an engine-owned Request, nil for a caller-owned one;
 // ps holds the tree decoder's parse tree.
 func decodeRequest(ps *jsonx.Parser, m *requestMemory, data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
-	if l := lim.resolved(); len(data) <= l.MaxRequestBytes {
+	if l := lim.Resolved(); len(data) <= l.MaxRequestBytes {
 		if req, ok := decodeDirect(data, &l, m, m != nil); ok {
 			return req, nil
 		}
@@ -113,7 +113,7 @@ func decodeRequest(ps *jsonx.Parser, m *requestMemory, data []byte, lim *Limits,
 // collection walk that buffer (jsonx/doc.go). They are few: the query, and
 // each chunk's id, doc id, title, text and time.
 func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool) (*Request, *Error) {
-	d := requestDecoder{lim: lim.resolved()}
+	d := requestDecoder{lim: lim.Resolved()}
 	if len(data) > d.lim.MaxRequestBytes {
 		return nil, limitError("", "request is "+strconv.Itoa(len(data))+" bytes", d.lim.MaxRequestBytes, "max_request_bytes")
 	}

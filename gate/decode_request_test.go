@@ -212,10 +212,10 @@ func TestDecodeRequestLimitsExact(t *testing.T) {
 		t.Fatal("one byte over max_request_bytes accepted")
 	}
 	d := DefaultLimits()
-	if r := (&Limits{MaxChunks: 7, MaxDepth: -1}).resolved(); r.MaxChunks != 7 || r.MaxDepth != d.MaxDepth || r.MaxRequestBytes != d.MaxRequestBytes {
+	if r := (&Limits{MaxChunks: 7, MaxDepth: -1}).Resolved(); r.MaxChunks != 7 || r.MaxDepth != d.MaxDepth || r.MaxRequestBytes != d.MaxRequestBytes {
 		t.Errorf("resolved = %+v", r)
 	}
-	if r := (*Limits)(nil).resolved(); r != d {
+	if r := (*Limits)(nil).Resolved(); r != d {
 		t.Errorf("nil limits = %+v", r)
 	}
 }

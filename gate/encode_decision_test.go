@@ -16,7 +16,7 @@ func fullDecision() *Decision {
 	return &Decision{
 		Action: ActionCaveat, Level: LevelPartial, Confidence: 2.0 / 3, Band: "MEDIUM",
 		Interpretation: "Some evidence", FlagForReview: true, QueryType: QueryTypeVectorSearch,
-		Signals: []Signal{{"max_similarity", 0.8200000001}, {"coverage", math.Copysign(0, -1)}},
+		Signals: []Signal{{Name: "max_similarity", Value: 0.8200000001}, {Name: "coverage", Value: math.Copysign(0, -1)}},
 		RAGConfidence: &RAGConfidence{OverallConfidence: 0.775, TopScore: 1.5, ScoreGap: 0.3, ScoreSpread: 0.15,
 			ConsensusCount: 2, BM25DenseAgreement: 0.5, GraphSupport: false, DocumentDiversity: 1,
 			Interpretation: "MEDIUM - Moderate confidence, review recommended", ShouldFlagForReview: true},
@@ -29,7 +29,7 @@ func fullDecision() *Decision {
 		Caveat:         "Partial \"evidence\"",
 		MissingAspects: []string{"when"},
 		GapEvent: &GapEvent{Kind: "low_confidence", Query: "q", QueryEmbedding: []float64{0.1234567, -1},
-			Confidence: 0.3, Signals: []Signal{{"top_score", 0.3}}, TopChunks: []GapChunk{{ID: "a", DocID: "d1", Score: 0.9}}},
+			Confidence: 0.3, Signals: []Signal{{Name: "top_score", Value: 0.3}}, TopChunks: []GapChunk{{ID: "a", DocID: "d1", Score: 0.9}}},
 		Policy: PolicyRef{Name: "default", Version: "1", SHA256: "ab12"},
 	}
 }

@@ -6,10 +6,6 @@ import (
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
-// CodeInternal is the code AppendError writes for an error that is not a
-// *Error: a bug, never bad input. Hosts map it to HTTP 500.
-const CodeInternal = "internal"
-
 // AppendError appends the error JSON every host returns:
 // {"error":{"code":"bad_field","message":"...","field":"chunks[2].scores.vector"}}.
 // field is always present ("" when the error is not about one field), so

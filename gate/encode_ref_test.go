@@ -262,7 +262,7 @@ func checkEncodersRef(t *testing.T, d *Decision) {
 func fuzzDecision(s, u string, x, y float64, bits uint8) *Decision {
 	on := func(i uint) bool { return bits>>i&1 == 1 }
 	d := &Decision{Action: Action(s), Level: Level(u), Confidence: x, Band: u, Interpretation: s, FlagForReview: on(0),
-		QueryType: u, Signals: []Signal{{s, x}, {u, y}}, Caveat: s + u,
+		QueryType: u, Signals: []Signal{{Name: s, Value: x}, {Name: u, Value: y}}, Caveat: s + u,
 		Chunks: []ChunkOutcome{{ID: s, DocID: u, Tag: s, Kept: on(1), Reason: u, Score: y, Quality: x, HasQuality: on(2),
 			Vector: y, HasVector: on(3), BM25: x * y, HasBM25: on(4), Fused: -x, HasFused: on(5)}, {ID: u, Score: x}},
 		Policy: PolicyRef{Name: s, Version: u, SHA256: s}}

@@ -256,7 +256,7 @@ func (p *Policy) Validate() error {
 	if p.Messages.RefusalLine == "" {
 		return policyErr("messages.refusal_line", "must not be empty")
 	}
-	return p.Limits.validate()
+	return validateLimits(&p.Limits)
 }
 
 // checkOrder accepts a known ordering whose signal group is on.
@@ -346,7 +346,7 @@ func (p *Policy) checkSignal(field, name string) error {
 	return nil
 }
 
-func (l *Limits) validate() error {
+func validateLimits(l *Limits) error {
 	checks := [...]struct {
 		f string
 		v int

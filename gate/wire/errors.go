@@ -1,4 +1,4 @@
-package gate
+package wire
 
 // Error is every error the gate returns. Field names the offending input
 // field as a path (for example "chunks[3].scores.vector"), so a user can fix
@@ -26,4 +26,9 @@ func (e *Error) Error() string {
 	return e.Field + ": " + e.Message
 }
 
-func errorf(code, field, msg string) *Error { return &Error{Code: code, Field: field, Message: msg} }
+// CodeInternal is the code an error that is not an *Error is written with
+// (gate.AppendError): a bug, never bad input. Hosts map it to HTTP 500.
+const CodeInternal = "internal"
+
+// Errorf returns an *Error with code, field and message.
+func Errorf(code, field, msg string) *Error { return &Error{Code: code, Field: field, Message: msg} }
