@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxgate/ctxgate/gate/internal/swar"
+	"github.com/ctxgate/ctxgate/gate/internal/view"
 )
 
 // answerScan is the answer check's walk over the answer (check, answer.go).
@@ -345,7 +346,7 @@ func (b *strBlocks) clone(s string) string {
 	}
 	start := len(b.cur)
 	b.cur = append(b.cur, s...)
-	return bytesView(b.cur[start:])
+	return view.String(b.cur[start:])
 }
 
 // spans returns s[at[0]:at[1]], s[at[2]:at[3]], ... as copies; nil for none.

@@ -27,7 +27,11 @@ func (e *Engine) appendCheck(dst []byte, a *Answer) []byte {
 		dst = append(make([]byte, 0, len(dst)+n), dst...)
 	}
 	dst = append(dst, `{"soft_refusal":`...)
-	dst = appendBool(dst, soft)
+	if soft {
+		dst = append(dst, "true"...)
+	} else {
+		dst = append(dst, "false"...)
+	}
 	dst = append(dst, `,"cited":[`...)
 	for i, t := range sc.cited {
 		if i > 0 {

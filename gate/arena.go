@@ -1,6 +1,10 @@
 package gate
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/ctxgate/ctxgate/gate/internal/encode"
+)
 
 // arena is where decide writes a decision, and the one place that knows who
 // owns its memory: the Decision and every part of it that is not the
@@ -135,7 +139,7 @@ func (a *arena) gapEvent(kind string, req *Request, d *Decision) *GapEvent {
 // sources block from the chunks it holds (encode_sources.go), then drops
 // what would keep the request alive.
 func (a *arena) appendJSON(dst []byte) []byte {
-	dst = appendDecision(dst, &a.d, &a.sources)
+	dst = encode.AppendDecision(dst, &a.d, &a.sources)
 	a.release()
 	return dst
 }

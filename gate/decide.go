@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxgate/ctxgate/gate/internal/jsonread"
 	"github.com/ctxgate/ctxgate/gate/internal/swar"
 )
 
@@ -291,19 +292,19 @@ func checkRequest(req *Request) error {
 	}
 	for i, x := range req.QueryEmbedding {
 		if !finite(x) {
-			return errorf(CodeBadField, idx("query_embedding", i, ""), "must be a finite number")
+			return errorf(CodeBadField, jsonread.Idx("query_embedding", i, ""), "must be a finite number")
 		}
 	}
 	dims := len(req.QueryEmbedding)
 	for i := range req.Chunks {
 		if field, msg := checkChunk(&req.Chunks[i], dims); msg != "" {
-			return errorf(CodeBadField, idx("chunks", i, "")+field, msg)
+			return errorf(CodeBadField, jsonread.Idx("chunks", i, "")+field, msg)
 		}
 	}
 	for l, list := range req.ResultsPerQuery {
 		for i := range list {
 			if field, msg := checkChunk(&list[i], dims); msg != "" {
-				return errorf(CodeBadField, idx(idx("results_per_query", l, ""), i, "")+field, msg)
+				return errorf(CodeBadField, jsonread.Idx(jsonread.Idx("results_per_query", l, ""), i, "")+field, msg)
 			}
 		}
 	}
@@ -345,7 +346,7 @@ func checkChunk(c *Chunk, dims int) (field, msg string) {
 		}
 		for i, x := range c.Embedding {
 			if !finite(x) {
-				return idx(".embedding", i, ""), notFinite
+				return jsonread.Idx(".embedding", i, ""), notFinite
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/internal/jsonread"
 )
 
 // Decide's own request check (for Go hosts; JSON requests are checked by
@@ -49,7 +51,7 @@ func TestDecideCheckNamesTheField(t *testing.T) {
 			}
 			lists[c.rpqIdx][c.pos] = c.bad
 			req.ResultsPerQuery = lists
-			want = idx(idx("results_per_query", c.rpqIdx, ""), c.pos, "") + c.field
+			want = jsonread.Idx(jsonread.Idx("results_per_query", c.rpqIdx, ""), c.pos, "") + c.field
 		} else {
 			req.Chunks = []Chunk{good, c.bad}
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
+	"github.com/ctxgate/ctxgate/gate/internal/jsonread"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -13,6 +14,9 @@ import (
 // (documented in docs/policy.md).
 
 const policyMaxDepth = 16
+
+// obj reads one object of the policy document (jsonread.Obj).
+type obj = jsonread.Obj
 
 const (
 	policyFields      = "name version description signals merge order_by confidence filters bands no_chunks none_kept messages limits"
@@ -31,7 +35,7 @@ func decodePolicy(data []byte) (*Policy, PolicyRef, error) {
 	if len(data) > maxPolicyDocBytes {
 		return nil, PolicyRef{}, errorf(CodeBadPolicy, "", "policy is larger than 1 MiB")
 	}
-	doc, perr := parseJSON(data, policyMaxDepth)
+	doc, perr := jsonread.ParseJSON(data, policyMaxDepth)
 	if perr != nil {
 		return nil, PolicyRef{}, errorf(CodeBadPolicy, "", perr.Message)
 	}
@@ -65,11 +69,11 @@ func DecodePolicyValue(doc *jsonx.Value) (*Policy, error) {
 }
 
 func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
-	top, err := asObject(doc, root, CodeBadPolicy)
+	top, err := jsonread.AsObject(doc, jsonread.Root, CodeBadPolicy)
 	if err != nil {
 		return nil, err
 	}
-	if err := top.strict(policyFields); err != nil {
+	if err := top.Strict(policyFields); err != nil {
 		return nil, err
 	}
 	p := &Policy{
@@ -80,22 +84,22 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 		Messages: DefaultMessages(),
 		Limits:   DefaultLimits(),
 	}
-	if p.Name, _, err = top.str("name", true); err != nil {
+	if p.Name, _, err = top.Str("name", true); err != nil {
 		return nil, err
 	}
-	if p.Version, _, err = top.str("version", true); err != nil {
+	if p.Version, _, err = top.Str("version", true); err != nil {
 		return nil, err
 	}
-	if p.Description, _, err = top.str("description", false); err != nil {
+	if p.Description, _, err = top.Str("description", false); err != nil {
 		return nil, err
 	}
 	if err := readSignals(p, top); err != nil {
 		return nil, err
 	}
-	if m, ok, err := top.object("merge", false); err != nil {
+	if m, ok, err := top.Object("merge", false); err != nil {
 		return nil, err
 	} else if ok {
-		if err := m.strict("max_results"); err != nil {
+		if err := m.Strict("max_results"); err != nil {
 			return nil, err
 		}
 		if err := readInt(m, "max_results", &p.Merge.MaxResults); err != nil {
@@ -108,37 +112,37 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 	if err := readConfidence(p, top); err != nil {
 		return nil, err
 	}
-	if f, ok, err := top.object("filters", false); err != nil {
+	if f, ok, err := top.Object("filters", false); err != nil {
 		return nil, err
 	} else if ok {
-		if err := f.strict("quality_min evidence_floor relevance_min"); err != nil {
+		if err := f.Strict("quality_min evidence_floor relevance_min"); err != nil {
 			return nil, err
 		}
-		if p.Filters.QualityMin, p.Filters.HasQualityMin, err = f.num("quality_min", false); err != nil {
+		if p.Filters.QualityMin, p.Filters.HasQualityMin, err = f.Num("quality_min", false); err != nil {
 			return nil, err
 		}
-		if p.Filters.EvidenceFloor, p.Filters.HasEvidenceFloor, err = f.num("evidence_floor", false); err != nil {
+		if p.Filters.EvidenceFloor, p.Filters.HasEvidenceFloor, err = f.Num("evidence_floor", false); err != nil {
 			return nil, err
 		}
-		if p.Filters.RelevanceMin, p.Filters.HasRelevanceMin, err = f.num("relevance_min", false); err != nil {
+		if p.Filters.RelevanceMin, p.Filters.HasRelevanceMin, err = f.Num("relevance_min", false); err != nil {
 			return nil, err
 		}
 	}
-	bands, _, err := top.arr("bands", true)
+	bands, _, err := top.Arr("bands", true)
 	if err != nil {
 		return nil, err
 	}
-	at := root.key("bands")
+	at := jsonread.Root.Key("bands")
 	for i, n := 0, bands.Len(); i < n; i++ {
-		b, err := asObject(bands.Index(i), at.index(i), CodeBadPolicy)
+		b, err := jsonread.AsObject(bands.Index(i), at.Index(i), CodeBadPolicy)
 		if err != nil {
 			return nil, err
 		}
-		if err := b.strict(bandFields); err != nil {
+		if err := b.Strict(bandFields); err != nil {
 			return nil, err
 		}
 		var band Band
-		if band.Min, _, err = b.num("min", true); err != nil {
+		if band.Min, _, err = b.Num("min", true); err != nil {
 			return nil, err
 		}
 		if err := readOutcome(b, &band.Outcome, true); err != nil {
@@ -147,14 +151,14 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 		p.Bands = append(p.Bands, band)
 	}
 	for _, k := range [...]string{"no_chunks", "none_kept"} {
-		o, ok, err := top.object(k, false)
+		o, ok, err := top.Object(k, false)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			continue
 		}
-		if err := o.strict(outcomeFields); err != nil {
+		if err := o.Strict(outcomeFields); err != nil {
 			return nil, err
 		}
 		dst := &p.NoChunks
@@ -168,10 +172,10 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 	if err := readMessages(p, top); err != nil {
 		return nil, err
 	}
-	if l, ok, err := top.object("limits", false); err != nil {
+	if l, ok, err := top.Object("limits", false); err != nil {
 		return nil, err
 	} else if ok {
-		if err := l.strict(limitsFields); err != nil {
+		if err := l.Strict(limitsFields); err != nil {
 			return nil, err
 		}
 		lim := &p.Limits
@@ -192,12 +196,12 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 
 // readInt reads an optional integer member into *dst (unchanged if absent).
 func readInt(o obj, key string, dst *int) *Error {
-	v, ok, err := o.num(key, false)
+	v, ok, err := o.Num(key, false)
 	if err != nil || !ok {
 		return err
 	}
 	if v != float64(int64(v)) || v < -1e15 || v > 1e15 {
-		return o.fail(key, "must be an integer")
+		return o.Fail(key, "must be an integer")
 	}
 	*dst = int(v)
 	return nil
@@ -205,7 +209,7 @@ func readInt(o obj, key string, dst *int) *Error {
 
 // readNum reads an optional number member into *dst (unchanged if absent).
 func readNum(o obj, key string, dst *float64) *Error {
-	v, ok, err := o.num(key, false)
+	v, ok, err := o.Num(key, false)
 	if err != nil || !ok {
 		return err
 	}
@@ -215,7 +219,7 @@ func readNum(o obj, key string, dst *float64) *Error {
 
 // readBool reads an optional boolean member into *dst (unchanged if absent).
 func readBool(o obj, key string, dst *bool) *Error {
-	v, ok, err := o.boolean(key, false)
+	v, ok, err := o.Bool(key, false)
 	if err != nil || !ok {
 		return err
 	}
@@ -226,11 +230,11 @@ func readBool(o obj, key string, dst *bool) *Error {
 // readOrderBy reads order_by: one ordering as a string, or an array of them
 // tried in turn (the first whose inputs the request has decides).
 func readOrderBy(p *Policy, top obj) *Error {
-	v, err := top.get("order_by", false)
+	v, err := top.Get("order_by", false)
 	if err != nil || v == nil {
 		return err
 	}
-	at := top.at.key("order_by")
+	at := top.At().Key("order_by")
 	switch v.Kind() {
 	case jsonx.String:
 		p.OrderBy = []string{v.Str()}
@@ -238,7 +242,7 @@ func readOrderBy(p *Policy, top obj) *Error {
 		if v.Len() > maxOrderBy {
 			return errorf(CodeBadPolicy, at.String(), "must name at most 8 orderings")
 		}
-		list, err := strs(v, at, CodeBadPolicy)
+		list, err := jsonread.Strs(v, at, CodeBadPolicy)
 		if err != nil {
 			return err
 		}
@@ -250,41 +254,41 @@ func readOrderBy(p *Policy, top obj) *Error {
 }
 
 func readConfidence(p *Policy, top obj) *Error {
-	c, _, err := top.object("confidence", true)
+	c, _, err := top.Object("confidence", true)
 	if err != nil {
 		return err
 	}
-	if err := c.strict(confidenceFields); err != nil {
+	if err := c.Strict(confidenceFields); err != nil {
 		return err
 	}
 	conf := &p.Confidence
-	if conf.Signal, _, err = c.str("signal", false); err != nil {
+	if conf.Signal, _, err = c.Str("signal", false); err != nil {
 		return err
 	}
-	if conf.Combine, _, err = c.str("combine", false); err != nil {
+	if conf.Combine, _, err = c.Str("combine", false); err != nil {
 		return err
 	}
 	if err := readNum(c, "bias", &conf.Bias); err != nil {
 		return err
 	}
-	terms, ok, err := c.arr("terms", false)
+	terms, ok, err := c.Arr("terms", false)
 	if err != nil || !ok {
 		return err
 	}
-	at := c.at.key("terms")
+	at := c.At().Key("terms")
 	for i, n := 0, terms.Len(); i < n; i++ {
-		t, err := asObject(terms.Index(i), at.index(i), CodeBadPolicy)
+		t, err := jsonread.AsObject(terms.Index(i), at.Index(i), CodeBadPolicy)
 		if err != nil {
 			return err
 		}
-		if err := t.strict("signal weight missing"); err != nil {
+		if err := t.Strict("signal weight missing"); err != nil {
 			return err
 		}
 		var term Term
-		if term.Signal, _, err = t.str("signal", true); err != nil {
+		if term.Signal, _, err = t.Str("signal", true); err != nil {
 			return err
 		}
-		if term.Weight, _, err = t.num("weight", true); err != nil {
+		if term.Weight, _, err = t.Num("weight", true); err != nil {
 			return err
 		}
 		if err := readNum(t, "missing", &term.Missing); err != nil {
@@ -299,22 +303,22 @@ func readOutcome(o obj, dst *Outcome, required bool) *Error {
 	var err *Error
 	var s string
 	var ok bool
-	if s, ok, err = o.str("label", required); err != nil {
+	if s, ok, err = o.Str("label", required); err != nil {
 		return err
 	} else if ok {
 		dst.Label = s
 	}
-	if s, ok, err = o.str("level", required); err != nil {
+	if s, ok, err = o.Str("level", required); err != nil {
 		return err
 	} else if ok {
 		dst.Level = Level(s)
 	}
-	if s, ok, err = o.str("action", required); err != nil {
+	if s, ok, err = o.Str("action", required); err != nil {
 		return err
 	} else if ok {
 		dst.Action = Action(s)
 	}
-	if s, ok, err = o.str("interpretation", false); err != nil {
+	if s, ok, err = o.Str("interpretation", false); err != nil {
 		return err
 	} else if ok {
 		dst.Interpretation = s
@@ -323,11 +327,11 @@ func readOutcome(o obj, dst *Outcome, required bool) *Error {
 }
 
 func readMessages(p *Policy, top obj) *Error {
-	m, ok, err := top.object("messages", false)
+	m, ok, err := top.Object("messages", false)
 	if err != nil || !ok {
 		return err
 	}
-	if err := m.strict(messagesFields); err != nil {
+	if err := m.Strict(messagesFields); err != nil {
 		return err
 	}
 	msg := &p.Messages
@@ -336,7 +340,7 @@ func readMessages(p *Policy, top obj) *Error {
 		v *string
 	}{{"refusal_line", &msg.RefusalLine}, {"refusal", &msg.Refusal}, {"caveat", &msg.Caveat},
 		{"fallback_prompt", &msg.FallbackPrompt}, {"untrusted_warning", &msg.UntrustedWarning}} {
-		s, ok, err := m.str(f.k, false)
+		s, ok, err := m.Str(f.k, false)
 		if err != nil {
 			return err
 		}
@@ -344,15 +348,15 @@ func readMessages(p *Policy, top obj) *Error {
 			*f.v = s
 		}
 	}
-	ins, ok, err := m.arr("instructions", false)
+	ins, ok, err := m.Arr("instructions", false)
 	if err != nil || !ok {
 		return err
 	}
-	at := m.at.key("instructions")
+	at := m.At().Key("instructions")
 	if ins.Len() != 4 {
 		return errorf(CodeBadPolicy, at.String(), "must hold exactly 4 instructions")
 	}
-	list, err := strs(ins, at, CodeBadPolicy)
+	list, err := jsonread.Strs(ins, at, CodeBadPolicy)
 	if err != nil {
 		return err
 	}

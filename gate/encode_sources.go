@@ -2,8 +2,8 @@ package gate
 
 import (
 	"unicode/utf8"
-	"unsafe"
 
+	"github.com/ctxgate/ctxgate/gate/internal/decode"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -176,37 +176,17 @@ type heldSources struct {
 	// encode (no other code runs between them, so the Request is as
 	// decoded), and cleared once the decision is written.
 	src []byte
-	mem *requestMemory
+	mem *decode.Memory
 }
 
 // asIsJSON returns text's JSON as the request holds it when the decoder
-// found that it is exactly what appendEscapedJSON(text, false) writes, else
-// nil. The text is known by its address and length: only the very string
-// the decode made, in the engine's blocks, unchanged until its next decode,
-// qualifies; a string built or changed since has another address.
+// found that it is exactly what appendEscapedJSON(text, false) writes
+// (decode.Memory.AsIs), else nil.
 func (l *heldSources) asIsJSON(text string) []byte {
-	if l == nil || l.mem == nil || len(text) == 0 {
+	if l == nil || l.mem == nil {
 		return nil
 	}
-	m := l.mem
-	t := m.asIsTab
-	if len(m.asIs) == 0 || len(t) == 0 {
-		return nil
-	}
-	p := uintptr(unsafe.Pointer(unsafe.StringData(text)))
-	mask := uint32(len(t) - 1)
-	for h := addrHash(p) & mask; ; h = (h + 1) & mask {
-		j := int(t[h])
-		if j < 0 || j >= len(m.asIs) {
-			return nil
-		}
-		if a := &m.asIs[j]; a.p == p && a.n == len(text) {
-			if a.at < 0 || a.at > a.end || a.end > len(l.src) {
-				return nil
-			}
-			return l.src[a.at:a.end]
-		}
-	}
+	return l.mem.AsIs(text, l.src)
 }
 
 // hold records order's chunks as the sources of p (the arena's prompt).
@@ -228,11 +208,12 @@ func (l *heldSources) stands(p *Prompt) bool {
 	return l != nil && l.prompt != nil && l.prompt == p
 }
 
-func (l *heldSources) sizeHint(p *Prompt) int {
-	if !l.stands(p) {
-		return 0
-	}
-	return l.size + l.size/32
+// Holds, SizeHint and AppendSourcesJSON let the encoder write the held
+// prompt's sources block (encode.Held).
+func (l *heldSources) Holds(p *Prompt) bool { return l.stands(p) }
+func (l *heldSources) SizeHint() int        { return l.size + l.size/32 }
+func (l *heldSources) AppendSourcesJSON(dst []byte) []byte {
+	return appendSources(dst, l.chunks, l.warning, &jsonForm, l)
 }
 
 // promptText is the sources block as prompt text.

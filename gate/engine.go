@@ -3,6 +3,8 @@ package gate
 import (
 	"unsafe"
 
+	"github.com/ctxgate/ctxgate/gate/internal/decode"
+	"github.com/ctxgate/ctxgate/gate/internal/encode"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/policies"
 )
@@ -22,10 +24,9 @@ type Engine struct {
 	policy *Policy
 	ref    PolicyRef
 
-	// The request's parse tree, reused between calls (decode_request.go),
-	// and the engine-owned Request with its memory (decode_direct.go).
-	parser jsonx.Parser
-	reqMem requestMemory
+	// The memory requests are decoded into, reused between calls
+	// (gate/internal/decode).
+	mem decode.Memory
 
 	// Scratch reused between decisions (never shared with a Decision).
 	work       []chunkWork
@@ -124,8 +125,8 @@ func (e *Engine) appendDecided(dst []byte, req *Request, data []byte) ([]byte, e
 	if err := e.decide(req); err != nil {
 		return dst, err
 	}
-	if req == &e.reqMem.req && !overlaps(dst, data) {
-		e.a.sources.src, e.a.sources.mem = data, &e.reqMem
+	if e.mem.Holds(req) && !overlaps(dst, data) {
+		e.a.sources.src, e.a.sources.mem = data, &e.mem
 	}
 	return e.a.appendJSON(dst), nil
 }
@@ -149,7 +150,7 @@ func overlaps(dst, data []byte) bool {
 // engine's memory, and copied out (arena.own).
 func (e *Engine) Decide(req *Request) (*Decision, error) {
 	if req != nil {
-		if err := checkLimits(req, &e.policy.Limits); err != nil {
+		if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +177,7 @@ func (e *Engine) AppendValidateInPlace(dst, answerJSON []byte) ([]byte, error) {
 }
 
 func (e *Engine) appendValidate(dst, answerJSON []byte, inPlace bool) ([]byte, error) {
-	a, err := decodeAnswer(answerJSON, &e.policy.Limits, inPlace)
+	a, err := decode.ParseAnswer(answerJSON, &e.policy.Limits, inPlace)
 	if err != nil {
 		return dst, err
 	}
@@ -205,3 +206,96 @@ func (e *Engine) Describe() []byte {
 	b = jsonx.AppendString(b, e.ref.SHA256)
 	return append(b, "}}"...)
 }
+
+// DecodeRequest parses and validates a request document (docs/decision.md)
+// into a Request of the caller's; lim may be nil, and a zero field means
+// the default (DefaultLimits). Nothing is silently truncated or guessed:
+// input the gate cannot decide on correctly is an error naming the field
+// (gate/internal/decode has the rules). The returned error is always a
+// *Error.
+func DecodeRequest(data []byte, lim *Limits) (*Request, error) {
+	r, err := decode.ParseRequest(data, lim, false)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DecodeRequestInPlace is DecodeRequest for a caller that owns data and is
+// done with it, such as a Wasm guest holding its freshly read input: it
+// skips copying the document (jsonx.ParseInPlace). data may be modified
+// (escaped strings are unescaped in place); the Request does not alias it.
+func DecodeRequestInPlace(data []byte, lim *Limits) (*Request, error) {
+	r, err := decode.ParseRequest(data, lim, true)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DecodeRequestInPlace is the package's DecodeRequestInPlace under the
+// engine's policy limits, decoding into memory the engine keeps from one
+// call to the next, so a Wasm guest deciding one request after another
+// allocates nothing to decode in steady state, which is what keeps
+// TinyGo's collector out of the way (jsonx/doc.go). data is consumed as by
+// the package function.
+//
+// The Request belongs to the engine: it, its strings and slices, and any
+// Decision made from it (chunk ids, the query) are valid only until the
+// next DecodeRequestInPlace or Evaluate on this engine, which reuses the
+// memory. Encode or copy what you keep before that; use DecodeRequest for a
+// Request of your own.
+func (e *Engine) DecodeRequestInPlace(data []byte) (*Request, error) {
+	r, err := e.mem.Decode(data, &e.policy.Limits, true)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// decodeRequest is DecodeRequest into the engine's reused memory (the
+// Request lives until the next call, like DecodeRequestInPlace's); data is
+// not modified.
+func (e *Engine) decodeRequest(data []byte) (*Request, error) {
+	r, err := e.mem.Decode(data, &e.policy.Limits, false)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// DecodeAnswer parses the answer-validation input {"answer": "...", "tags":
+// ["S1", ...], "query": "..."} (gate/internal/decode has the rules). The
+// returned error is always a *Error.
+func DecodeAnswer(data []byte, lim *Limits) (*Answer, error) {
+	a, err := decode.ParseAnswer(data, lim, false)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AppendDecision appends the decision JSON to dst: compact, no trailing
+// newline, fields in the order of the Decision type, numbers rounded to 6
+// decimal places. Lists are written as [] when empty and optional objects
+// as null, so every decision has the same keys and a host can read it
+// without presence checks. The bytes depend only on d, never on the build
+// or the host.
+func AppendDecision(dst []byte, d *Decision) []byte { return encode.AppendDecision(dst, d, nil) }
+
+// AppendGapEvent appends a gap event's JSON object, or null for nil: the
+// one encoder every writer of gap events uses (the decision's and the
+// validation's gap_event, the server's thumbs-down and soft-refusal
+// events), so an event has the same bytes whoever logs it.
+func AppendGapEvent(dst []byte, g *GapEvent) []byte { return encode.AppendGapEvent(dst, g) }
+
+// AppendValidation appends the answer-validation JSON:
+// {"soft_refusal":..,"cited":[..],"unknown":[..],"uncited_sentences":[..],"gap_event":..}.
+func AppendValidation(dst []byte, v *Validation) []byte { return encode.AppendValidation(dst, v) }
+
+// AppendError appends the error JSON every host returns:
+// {"error":{"code":"bad_field","message":"...","field":"chunks[2].scores.vector"}}.
+// field is always present ("" when the error is not about one field). A
+// *Error wrapped by a host (fmt.Errorf("...: %w", err)) keeps its code; any
+// other error is "internal".
+func AppendError(dst []byte, err error) []byte { return encode.AppendError(dst, err) }

@@ -1,6 +1,10 @@
 package gate
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/ctxgate/ctxgate/gate/internal/jsonread"
+)
 
 // Policy is a validated policy document (docs/policy.md): which signals run
 // with which parameters, how they form one confidence, how the confidence
@@ -166,10 +170,6 @@ func logitWeight(x float64) bool { return finite(x) && x >= -100 && x <= 100 }
 
 func policyErr(field, msg string) *Error { return errorf(CodeBadPolicy, field, msg) }
 
-func idx(prefix string, i int, suffix string) string {
-	return prefix + "[" + strconv.Itoa(i) + "]" + suffix
-}
-
 // Validate checks the rules no JSON shape can express: names that must be
 // known, thresholds in [0,1], weights that add up, bands that descend to 0.
 // The decoder calls it; Go hosts that build a Policy in code call it too.
@@ -195,7 +195,7 @@ func (p *Policy) Validate() error {
 	for i, o := range p.OrderBy {
 		field := "order_by"
 		if len(p.OrderBy) > 1 {
-			field = idx("order_by", i, "")
+			field = jsonread.Idx("order_by", i, "")
 		}
 		if err := p.checkOrder(field, o); err != nil {
 			return err
@@ -235,17 +235,17 @@ func (p *Policy) Validate() error {
 	for i := range p.Bands {
 		b := &p.Bands[i]
 		if !unit(b.Min) {
-			return policyErr(idx("bands", i, ".min"), "must be in [0,1]")
+			return policyErr(jsonread.Idx("bands", i, ".min"), "must be in [0,1]")
 		}
 		if i > 0 && !(b.Min < p.Bands[i-1].Min) {
-			return policyErr(idx("bands", i, ".min"), "bands must be strictly descending by min")
+			return policyErr(jsonread.Idx("bands", i, ".min"), "bands must be strictly descending by min")
 		}
-		if err := b.Outcome.validate(idx("bands", i, "")); err != nil {
+		if err := b.Outcome.validate(jsonread.Idx("bands", i, "")); err != nil {
 			return err
 		}
 	}
 	if last := p.Bands[len(p.Bands)-1]; last.Min != 0 {
-		return policyErr(idx("bands", len(p.Bands)-1, ".min"), "the last band must have min 0")
+		return policyErr(jsonread.Idx("bands", len(p.Bands)-1, ".min"), "the last band must have min 0")
 	}
 	if err := p.NoChunks.validate("no_chunks"); err != nil {
 		return err
@@ -314,18 +314,18 @@ func (p *Policy) validateConfidence() error {
 	}
 	sum := 0.0
 	for i, t := range c.Terms {
-		if err := p.checkSignal(idx("confidence.terms", i, ".signal"), t.Signal); err != nil {
+		if err := p.checkSignal(jsonread.Idx("confidence.terms", i, ".signal"), t.Signal); err != nil {
 			return err
 		}
 		if !unit(t.Missing) {
-			return policyErr(idx("confidence.terms", i, ".missing"), "must be in [0,1]")
+			return policyErr(jsonread.Idx("confidence.terms", i, ".missing"), "must be in [0,1]")
 		}
 		if c.Combine == "weighted" {
 			if !unit(t.Weight) {
-				return policyErr(idx("confidence.terms", i, ".weight"), "must be in [0,1]")
+				return policyErr(jsonread.Idx("confidence.terms", i, ".weight"), "must be in [0,1]")
 			}
 		} else if !finite(t.Weight) || t.Weight < -100 || t.Weight > 100 {
-			return policyErr(idx("confidence.terms", i, ".weight"), "must be a finite number in [-100,100]")
+			return policyErr(jsonread.Idx("confidence.terms", i, ".weight"), "must be a finite number in [-100,100]")
 		}
 		sum += t.Weight
 	}

@@ -1,6 +1,8 @@
 package gate
 
-import "math"
+import (
+	"math"
+)
 
 // signals.answer_coverage: the default policy's lexical signal, fitted on
 // public labeled data and measured held out (bench/eval/PROPOSAL.md,
@@ -56,7 +58,7 @@ func defaultAnswerCoverage() AnswerCoverageConfig {
 }
 
 func readAnswerCoverage(p *Policy, o obj) *Error {
-	if err := o.strict("bias coverage sqrt_tokens"); err != nil {
+	if err := o.Strict("bias coverage sqrt_tokens"); err != nil {
 		return err
 	}
 	c := defaultAnswerCoverage()

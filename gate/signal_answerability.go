@@ -3,6 +3,8 @@ package gate
 import (
 	"math"
 	"strings"
+
+	"github.com/ctxgate/ctxgate/gate/internal/decode"
 )
 
 // signals.answerability: the default policy's query-level signal, the chance that
@@ -156,18 +158,18 @@ func defaultAnswerability() AnswerabilityConfig {
 // readAnswerability reads signals.answerability: the text model (required),
 // the scored model, and the two saturations.
 func readAnswerability(o obj) (*AnswerabilityConfig, *Error) {
-	if err := o.strict("text scored scored_min_term_coverage bm25_saturation sparse_saturation"); err != nil {
+	if err := o.Strict("text scored scored_min_term_coverage bm25_saturation sparse_saturation"); err != nil {
 		return nil, err
 	}
 	c := defaultAnswerability()
-	t, _, err := o.object("text", true)
+	t, _, err := o.Object("text", true)
 	if err != nil {
 		return nil, err
 	}
 	if err := readAnswerabilityModel(t, &c.Text); err != nil {
 		return nil, err
 	}
-	if m, ok, err := o.object("scored", false); err != nil {
+	if m, ok, err := o.Object("scored", false); err != nil {
 		return nil, err
 	} else if ok {
 		if err := readAnswerabilityModel(m, &c.Scored); err != nil {
@@ -190,21 +192,21 @@ func readAnswerability(o obj) (*AnswerabilityConfig, *Error) {
 // readAnswerabilityModel reads {"bias": b, "weights": {"feature": w, ...}};
 // a weight names one of FeatureNames.
 func readAnswerabilityModel(o obj, m *AnswerabilityModel) *Error {
-	if err := o.strict("bias weights"); err != nil {
+	if err := o.Strict("bias weights"); err != nil {
 		return err
 	}
 	if err := readNum(o, "bias", &m.Bias); err != nil {
 		return err
 	}
-	ws, ok, err := o.object("weights", true)
+	ws, ok, err := o.Object("weights", true)
 	if err != nil || !ok {
 		return err
 	}
-	for i, n := 0, ws.v.Len(); i < n; i++ {
-		k := ws.v.Key(i)
+	for i, n := 0, ws.Value().Len(); i < n; i++ {
+		k := ws.Value().Key(i)
 		f := featureIndex(k)
 		if f < 0 {
-			return ws.fail(k, "unknown feature (want one of "+featureList()+")")
+			return ws.Fail(k, "unknown feature (want one of "+featureList()+")")
 		}
 		if err := readNum(ws, k, &m.Weights[f]); err != nil {
 			return err
@@ -369,7 +371,7 @@ func (e *Engine) AnswerabilityFeatures(req *Request) (features []Signal, scored 
 	if req == nil {
 		return nil, false, errorf(CodeBadField, "", "request is nil")
 	}
-	if err := checkLimits(req, &e.policy.Limits); err != nil {
+	if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
 		return nil, false, err
 	}
 	if err := checkRequest(req); err != nil {

@@ -59,10 +59,10 @@ func readChunkRelevance(p *Policy, o obj) *Error {
 	// above_low (default policy version 2) is gone on purpose: it made
 	// the score depend on how many chunks a request carries, and a policy
 	// still setting it would mix its old weights with new defaults.
-	if v, _ := o.get("above_low", false); v != nil {
-		return o.fail("above_low", "was removed (it tied the score to the number of chunks); use vector, below_top, both, missing_gap")
+	if v, _ := o.Get("above_low", false); v != nil {
+		return o.Fail("above_low", "was removed (it tied the score to the number of chunks); use vector, below_top, both, missing_gap")
 	}
-	if err := o.strict("bias vector below_top both missing_gap"); err != nil {
+	if err := o.Strict("bias vector below_top both missing_gap"); err != nil {
 		return err
 	}
 	c := defaultChunkRelevance()

@@ -1,6 +1,8 @@
 package gate
 
-import "strconv"
+import (
+	"strconv"
+)
 
 // signals.evidence: per-chunk evidence (the support-agent article).
 // Reciprocal Rank Fusion fuses the semantic (vector scores, or learned-sparse
@@ -62,7 +64,7 @@ func defaultEvidence() EvidenceConfig {
 }
 
 func readEvidence(p *Policy, o obj) *Error {
-	if err := o.strict("rrf_k low_confidence weights bm25_saturation default_trust freshness"); err != nil {
+	if err := o.Strict("rrf_k low_confidence weights bm25_saturation default_trust freshness"); err != nil {
 		return err
 	}
 	c := defaultEvidence()
@@ -75,10 +77,10 @@ func readEvidence(p *Policy, o obj) *Error {
 			return err
 		}
 	}
-	if wts, ok, err := o.object("weights", false); err != nil {
+	if wts, ok, err := o.Object("weights", false); err != nil {
 		return err
 	} else if ok {
-		if err := wts.strict("vector bm25 coverage fused"); err != nil {
+		if err := wts.Strict("vector bm25 coverage fused"); err != nil {
 			return err
 		}
 		// Given weights replace the defaults as a set: an absent one is 0.
@@ -92,16 +94,16 @@ func readEvidence(p *Policy, o obj) *Error {
 			}
 		}
 	}
-	if fr, ok, err := o.object("freshness", false); err != nil {
+	if fr, ok, err := o.Object("freshness", false); err != nil {
 		return err
 	} else if ok {
-		if err := fr.strict("decay days"); err != nil {
+		if err := fr.Strict("decay days"); err != nil {
 			return err
 		}
-		if c.Decay, _, err = fr.str("decay", true); err != nil {
+		if c.Decay, _, err = fr.Str("decay", true); err != nil {
 			return err
 		}
-		if c.DecayDays, _, err = fr.num("days", true); err != nil {
+		if c.DecayDays, _, err = fr.Num("days", true); err != nil {
 			return err
 		}
 	}

@@ -42,7 +42,7 @@ type QualityConfig struct {
 func defaultQuality() QualityConfig { return QualityConfig{StubWords: 20} }
 
 func readQuality(p *Policy, o obj) *Error {
-	if err := o.strict("stub_words"); err != nil {
+	if err := o.Strict("stub_words"); err != nil {
 		return err
 	}
 	q := defaultQuality()

@@ -1,6 +1,8 @@
 package gate
 
-import "strconv"
+import (
+	"strconv"
+)
 
 // signals.retrieval: the seven retrieval metrics of the confidence-scoring
 // document over the chunks' scores, and its weighted overall confidence
@@ -52,7 +54,7 @@ type RetrievalConfig struct {
 func defaultRetrieval() RetrievalConfig { return RetrievalConfig{ConsensusThreshold: 0.75} }
 
 func readRetrieval(p *Policy, o obj) *Error {
-	if err := o.strict("consensus_threshold raw_scores rag_confidence"); err != nil {
+	if err := o.Strict("consensus_threshold raw_scores rag_confidence"); err != nil {
 		return err
 	}
 	c := defaultRetrieval()

@@ -14,7 +14,7 @@ var similarityGroup = signalGroup{
 	reports: []string{SigMaxSimilarity},
 	on:      func(p *Policy) bool { return p.Similarity != nil },
 	read: func(p *Policy, o obj) *Error {
-		if err := o.strict(""); err != nil {
+		if err := o.Strict(""); err != nil {
 			return err
 		}
 		p.Similarity = &SimilarityConfig{}

@@ -1,6 +1,8 @@
 package gate
 
-import "strconv"
+import (
+	"strconv"
+)
 
 // signals.sufficiency: sufficient context (the sufficient-context
 // document). sufficiency = 0.4·coverage + 0.3·relevance (or the constant
@@ -55,7 +57,7 @@ func defaultSufficiency() SufficiencyConfig {
 }
 
 func readSufficiency(p *Policy, o obj) *Error {
-	if err := o.strict("min_contexts default_temperature min_term_runes"); err != nil {
+	if err := o.Strict("min_contexts default_temperature min_term_runes"); err != nil {
 		return err
 	}
 	c := defaultSufficiency()

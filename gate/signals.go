@@ -117,15 +117,15 @@ var signalKeys = func() string {
 // readSignals reads the policy's signals object: every group present is
 // switched on with its config.
 func readSignals(p *Policy, top obj) *Error {
-	s, ok, err := top.object("signals", false)
+	s, ok, err := top.Object("signals", false)
 	if err != nil || !ok {
 		return err
 	}
-	if err := s.strict(signalKeys); err != nil {
+	if err := s.Strict(signalKeys); err != nil {
 		return err
 	}
 	for _, g := range signalGroups {
-		o, ok, err := s.object(g.key, false)
+		o, ok, err := s.Object(g.key, false)
 		if err != nil {
 			return err
 		}

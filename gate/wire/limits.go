@@ -42,4 +42,3 @@ func (l *Limits) Resolved() Limits {
 	pick(&r.MaxDepth, d.MaxDepth)
 	return r
 }
-
