@@ -17,7 +17,7 @@ func AppendDecision(dst []byte, d *Decision) []byte {
 func appendDecision(dst []byte, d *Decision, later *sourcesLater) []byte {
 	// Grow once to about the final size: the prompt dominates a large
 	// decision, and growing by doubling from nil copied it several times.
-	if need := decisionSizeHint(d) + later.sizeHint(d.Prompt); cap(dst)-len(dst) < need {
+	if need := later.hint(d); cap(dst)-len(dst) < need {
 		dst = append(make([]byte, 0, len(dst)+need), dst...)
 	}
 	// One call per key and value (jsonx.AppendKeyString, AppendKeyFloat):

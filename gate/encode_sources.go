@@ -141,6 +141,7 @@ type sourcesLater struct {
 	chunks  []*Chunk // kept chunks in tag order (reused between calls)
 	warning string
 	size    int // bytes of the chunks' fields, for the size hint
+	exact   int // the decision's JSON size when decide measured it, else 0
 
 	// The request's JSON and the engine memory a direct decode read it
 	// into, set only by Engine.appendDecided between that decode and this
@@ -207,12 +208,21 @@ func (l *sourcesLater) sizeHint(p *Prompt) int {
 	return l.size + l.size/32
 }
 
+// hint is the first allocation for the decision d: its exact size when
+// decide measured it, else decisionSizeHint and the sources' share.
+func (l *sourcesLater) hint(d *Decision) int {
+	if l != nil && l.exact > 0 {
+		return l.exact
+	}
+	return decisionSizeHint(d) + l.sizeHint(d.Prompt)
+}
+
 // appendDecision encodes the decision whose prompt l holds, then drops the
 // chunk pointers so the engine does not keep the request alive.
 func (l *sourcesLater) appendDecision(dst []byte, d *Decision) []byte {
 	dst = appendDecision(dst, d, l)
 	clear(l.chunks)
 	l.chunks, l.prompt = l.chunks[:0], nil
-	l.src, l.mem = nil, nil
+	l.src, l.mem, l.exact = nil, nil, 0
 	return dst
 }

@@ -49,6 +49,9 @@ type Engine struct {
 	// Evaluate's decision is encoded at once, so its prompt's sources block
 	// is written from the chunks straight into the JSON (encode_sources.go).
 	later sourcesLater
+
+	// The answer check's tables and lists (answer_scan.go).
+	ans answerMemory
 }
 
 // Policy returns the engine's validated policy. Callers must not modify it.
@@ -120,6 +123,7 @@ func (e *Engine) AppendEvaluateInPlace(dst, requestJSON []byte) ([]byte, error) 
 // array overlaps data: a caller may write the decision over the request it
 // is done with, and the copies would then read the decision's own bytes.
 func (e *Engine) appendDecided(dst []byte, req *Request, data []byte) ([]byte, error) {
+	e.ans.trim() // a large answer's memory is not kept for requests
 	e.later.on = true
 	d, err := e.decide(req)
 	e.later.on = false
@@ -172,11 +176,12 @@ func (e *Engine) AppendValidateInPlace(dst, answerJSON []byte) ([]byte, error) {
 }
 
 func (e *Engine) appendValidate(dst, answerJSON []byte, inPlace bool) ([]byte, error) {
+	e.reqMem.release(0) // a large request's memory is not kept for answers
 	a, err := decodeAnswer(answerJSON, &e.policy.Limits, inPlace)
 	if err != nil {
 		return dst, err
 	}
-	return e.appendCheck(dst, a), nil
+	return e.appendCheck(dst, a)
 }
 
 // Check is Validate without the JSON.

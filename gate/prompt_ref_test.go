@@ -96,6 +96,13 @@ func checkSourcesJSON(t *testing.T, e *Engine, chunks []Chunk) {
 	if want := sourcesTwoPass(e, chunks); string(got[2:]) != string(want) {
 		t.Fatalf("one pass:\n%s\ntwo passes:\n%s", got[2:], want)
 	}
+	exact := outputSizer{exact: true}.sources(ptrs, e.policy.Messages.UntrustedWarning)
+	if exact != len(got)-2 {
+		t.Fatalf("sources size %d, appendSourcesJSON wrote %d: %s", exact, len(got)-2, got[2:])
+	}
+	if bound := (outputSizer{}).sources(ptrs, e.policy.Messages.UntrustedWarning); bound < exact {
+		t.Fatalf("sources bound %d under the size %d", bound, exact)
+	}
 }
 
 func TestSourcesJSONMatchesTwoPass(t *testing.T) {
@@ -139,6 +146,9 @@ func TestSourcesLater(t *testing.T) {
 		held := &Decision{Action: ActionInject, Prompt: l.hold(e, order, built.Prompt.Instructions)}
 		if held.Prompt.Sources != "" || len(l.chunks) != len(chunks) {
 			t.Fatalf("hold built the sources or lost chunks")
+		}
+		if n, m := (outputSizer{exact: true}).decision(held, &l), len(AppendDecision(nil, built)); n != m {
+			t.Fatalf("held decision's size %d, built one writes %d", n, m)
 		}
 		got, want := l.appendDecision([]byte("p:"), held), AppendDecision([]byte("p:"), built)
 		if string(got) != string(want) {

@@ -396,7 +396,7 @@ type termHits struct {
 // slice back in a second loop cost a store per token natively and, under
 // TinyGo, a runtime call per append.
 func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars int) {
-	q.live = q.first
+	q.live, q.liveN, q.liveAt = q.first, q.tails, q.tails
 	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
 	n := 0                                             // runes in the current word
 	var prevCJK rune = -1
@@ -550,7 +550,12 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 		hits.ans++
 	}
 	if t.tail != 0 {
-		q.live = q.filter(stamp)
+		// Exact for the queries of a few terms every request has; for a
+		// long one, at each halving (queryInfo.tails).
+		if q.liveN--; q.tails <= 32 || q.liveN <= q.liveAt/2 {
+			q.live, q.liveAt = q.filter(stamp), q.liveN
+			q.refilters++
+		}
 	}
 }
 
