@@ -741,7 +741,7 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 			case 't':
 				e = '\t'
 			case 'u':
-				r, ok := hex4(s, i)
+				r, ok := jsonx.Hex4(s, i)
 				if !ok || (r >= 0xDC00 && r <= 0xDFFF) {
 					return dst, false
 				}
@@ -756,7 +756,7 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 					if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
 						return dst, false
 					}
-					lo, ok := hex4(s, i+2)
+					lo, ok := jsonx.Hex4(s, i+2)
 					if !ok || lo < 0xDC00 || lo > 0xDFFF {
 						return dst, false
 					}
@@ -810,27 +810,6 @@ func growBytes(dst []byte, n int) []byte {
 	b := make([]byte, len(dst), c)
 	copy(b, dst)
 	return b
-}
-
-func hex4(s []byte, i int) (rune, bool) {
-	if i < 0 || len(s)-i < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // number reads a number (jsonx's grammar) and converts it as
@@ -887,50 +866,6 @@ func hasExponent(t []byte) bool {
 		}
 	}
 	return false
-}
-
-// numberText consumes a number's text, checking the grammar.
-func (d *directDecoder) numberText() bool {
-	s, i := d.src, d.pos
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	if i >= len(s) || s[i] < '0' || s[i] > '9' {
-		return false
-	}
-	if s[i] == '0' {
-		i++
-		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			return false
-		}
-	} else {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	d.pos = i
-	return true
 }
 
 // literal consumes word (true, false or null).

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
@@ -22,7 +21,7 @@ import (
 // it would write: exactly (jsonx.StringLen, FloatLen, escapedJSONLen), or,
 // first, as a cheap upper bound (every string byte escaped to its longest
 // form) that spares the exact walk whenever the bound is under the limit,
-// as it is for every ordinary request. TestDecisionSizeExact and
+// as it is for every ordinary request. TestEvaluateMatchesDecide and
 // FuzzDecisionSize hold the exact count to the writer's bytes.
 
 // outputSizer counts a JSON output's bytes, exactly or as an upper bound.
@@ -294,17 +293,7 @@ func escapedJSONLen(s string, oneLine bool) int {
 				i++
 			}
 		default:
-			j, k := i+1, i
-			for c >= 0x80 && j < len(s) && s[j] >= 0x80 {
-				j++
-			}
-			for c >= 0x80 && k < j {
-				r, size := utf8.DecodeRuneInString(s[k:j])
-				if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-					break
-				}
-				k += size
-			}
+			j, k := escapedRun(s, i)
 			n += k - i
 			if k < j {
 				n += jsonx.StringContentLen(s[k:j])

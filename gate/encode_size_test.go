@@ -1,8 +1,6 @@
 package gate
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +9,8 @@ import (
 )
 
 // checkDecisionSize holds the size walk to the writer: the exact size is
-// what AppendDecision writes, and the bound is no less.
+// what AppendDecision writes, and the bound is no less. Every golden
+// request's decision is checked in TestEvaluateMatchesDecide.
 func checkDecisionSize(t *testing.T, d *Decision) {
 	t.Helper()
 	n := len(AppendDecision(nil, d))
@@ -20,36 +19,6 @@ func checkDecisionSize(t *testing.T, d *Decision) {
 	}
 	if bound := (outputSizer{}).decision(d, nil); bound < n {
 		t.Fatalf("bound %d under the %d bytes written", bound, n)
-	}
-}
-
-// TestDecisionSizeExact: every golden request's decision, under its preset.
-func TestDecisionSizeExact(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", "*", "*.json"))
-	if len(files) == 0 {
-		t.Fatal("no golden requests")
-	}
-	engines := map[string]*Engine{}
-	for _, f := range files {
-		name := filepath.Base(filepath.Dir(f))
-		e := engines[name]
-		if e == nil {
-			e = presetEngine(t, name)
-			engines[name] = e
-		}
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, err := DecodeRequest(body, nil)
-		if err != nil {
-			continue // an error golden
-		}
-		d, err := e.Decide(req)
-		if err != nil {
-			continue
-		}
-		checkDecisionSize(t, d)
 	}
 }
 

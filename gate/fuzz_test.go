@@ -69,13 +69,7 @@ func FuzzEvaluate(f *testing.F) {
 		}
 	}
 	engines := fuzzEngines(f)
-	fresh := func(i int) *Engine {
-		e, err := NewEngineFromPolicy(engines[i].policy, engines[i].ref)
-		if err != nil {
-			panic(err)
-		}
-		return e
-	}
+	fresh := func(i int) *Engine { return freshEngine(engines[i]) }
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		i := int(which) % len(engines)
 		e := engines[i]
@@ -106,6 +100,15 @@ func FuzzEvaluate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// freshEngine is a new engine for e's policy, with none of e's scratch.
+func freshEngine(e *Engine) *Engine {
+	f, err := NewEngineFromPolicy(e.policy, e.ref)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
 // chunkUntrusted finds a chunk's untrusted flag by id, in chunks or (merged)
@@ -319,13 +322,7 @@ func FuzzEngineSequence(f *testing.F) {
 		f.Add(uint8(3), []byte(s))
 	}
 	engines := fuzzEngines(f)
-	fresh := func(i int) *Engine {
-		e, err := NewEngineFromPolicy(engines[i].policy, engines[i].ref)
-		if err != nil {
-			panic(err)
-		}
-		return e
-	}
+	fresh := func(i int) *Engine { return freshEngine(engines[i]) }
 	call := func(e *Engine, in []byte) ([]byte, error) {
 		buf := append([]byte(nil), in...) // consumed in place, as the guests do
 		if len(buf) > 0 && buf[0] == 'V' {

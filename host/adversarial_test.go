@@ -191,17 +191,7 @@ func ms(d time.Duration) string {
 // TestAdversarial runs every input twice round. CTXGATE_REPEAT sets the
 // rounds (default 100; 3 with -short).
 func TestRepeatedCalls(t *testing.T) {
-	rounds := 100
-	if testing.Short() {
-		rounds = 3
-	}
-	if s := os.Getenv("CTXGATE_REPEAT"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rounds = n
-	}
+	rounds := hostile.Rounds(100, testing.Short())
 	all := hostile.Cases(gate.DefaultLimits().MaxRequestBytes)
 	var cases []hostile.Case
 	for i, keep := range hostile.Representatives(all) {

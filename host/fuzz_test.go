@@ -106,16 +106,22 @@ func FuzzWasmEvaluate(f *testing.F) {
 			f.Add(uint8(i), []byte(s))
 		}
 	}
-	var pairs []*pair
-	for _, name := range policies.Names() {
-		pj, _ := policies.Get(name)
-		pairs = append(pairs, newPair(f, pj))
-	}
+	pairs := presetPairs(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		p := pairs[int(which)%len(pairs)]
 		p.same(t, "evaluate", func(e Evaluator) ([]byte, error) { return e.Evaluate(ctx, data) })
 	})
+}
+
+// presetPairs is a pair for every preset policy.
+func presetPairs(t testing.TB) []*pair {
+	var pairs []*pair
+	for _, name := range policies.Names() {
+		pj, _ := policies.Get(name)
+		pairs = append(pairs, newPair(t, pj))
+	}
+	return pairs
 }
 
 // FuzzWasmValidate: answer-validation input.
@@ -252,11 +258,7 @@ func FuzzWasmSequence(f *testing.F) {
 		f.Add(uint8(0), append(append(in, 0), small[len(in)%len(small)]...))
 	}
 	f.Add(uint8(1), []byte(strings.Join(small, "\x00")))
-	var pairs []*pair
-	for _, name := range policies.Names() {
-		pj, _ := policies.Get(name)
-		pairs = append(pairs, newPair(f, pj))
-	}
+	pairs := presetPairs(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		p := pairs[int(which)%len(pairs)]

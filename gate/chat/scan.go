@@ -3,6 +3,8 @@ package chat
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 // Bodies are rewritten by splicing: Parse finds the byte spans of the few
@@ -330,11 +332,11 @@ func keyIs(raw []byte, key string) bool {
 			r = '\t'
 		case 'u':
 			var ok bool
-			if r, ok = hex4(raw, i+2); !ok {
+			if r, ok = jsonx.Hex4(raw, i+2); !ok {
 				return false
 			}
 			if r >= 0xD800 && r <= 0xDBFF {
-				lo, ok := hex4(raw, i+8)
+				lo, ok := jsonx.Hex4(raw, i+8)
 				if !ok || raw[i+6] != '\\' || raw[i+7] != 'u' {
 					return false
 				}
@@ -359,28 +361,6 @@ func keyIs(raw []byte, key string) bool {
 		k += n
 	}
 	return k == len(key)
-}
-
-// hex4 reads the four hex digits at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
-	if i < 0 || i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // strIs reports whether the value v of b is the JSON string s, escapes

@@ -45,15 +45,7 @@ func escapeLen(s string, i int) (int, int) {
 		}
 		return 6, i + 1
 	}
-	j := i
-	for j < len(s) && s[j] >= utf8.RuneSelf {
-		r, size := utf8.DecodeRuneInString(s[j:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			break
-		}
-		j += size
-	}
-	if j > i {
+	if j := copiedRun(s, i); j > i {
 		return j - i, j
 	}
 	_, size := utf8.DecodeRuneInString(s[i:])
@@ -145,4 +137,28 @@ func NumberFinite(raw string) bool {
 		return false
 	}
 	return isFinite(parseFloat(raw))
+}
+
+// Hex4 is the rune of the four hex digits at b[i:] (a \u escape's), or
+// false when there are not four: for readers of JSON text that is not
+// parsed (the gate's direct decoder, the chat splicer's member names).
+func Hex4(b []byte, i int) (rune, bool) {
+	if i < 0 || len(b)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }

@@ -15,6 +15,7 @@ package hostile
 
 import (
 	"math/bits"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -529,4 +530,18 @@ func Representatives(cases []Case) []bool {
 		keep[i] = true
 	}
 	return keep
+}
+
+// Rounds is how many times a repeated-call test gives each input to one
+// instance: CTXGATE_REPEAT when set (0 if it is not a number), else def,
+// or 3 in a short run.
+func Rounds(def int, short bool) int {
+	if s := os.Getenv("CTXGATE_REPEAT"); s != "" {
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	if short {
+		return 3
+	}
+	return def
 }

@@ -2,7 +2,6 @@ package abitest
 
 import (
 	"encoding/json"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,17 +68,7 @@ func TestFilterHostile(t *testing.T) {
 // grows (440 MB after one round of these, 1.9 GB after six, under
 // proxytest), which at a hundred rounds gets the test process killed.
 func TestFilterRepeated(t *testing.T) {
-	rounds := 10
-	if testing.Short() {
-		rounds = 3
-	}
-	if s := os.Getenv("CTXGATE_REPEAT"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rounds = n
-	}
+	rounds := hostile.Rounds(10, testing.Short())
 	cases, exs := hostileExchanges(t)
 	keep := hostile.Representatives(cases)
 	var rc []hostile.Case
