@@ -369,9 +369,11 @@ func (sc *answerScan) seenUnknown(key uint32) bool {
 // without clearing the whole of it.
 func (sc *answerScan) forget() {
 	m := sc.m
-	if len(m.unknown)/2 <= len(m.few) {
+	if m.seen == nil {
 		return
 	}
+	// Not only past len(m.few) unknown tags: a repeat checked at exactly
+	// len(m.few) has already moved the few into the bitmap.
 	for i := 0; i+1 < len(m.unknown); i += 2 {
 		if key, ok := tagKey(sc.s[m.unknown[i]:m.unknown[i+1]]); ok {
 			m.seen[key>>6] &^= 1 << (key & 63)

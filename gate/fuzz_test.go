@@ -315,6 +315,9 @@ func FuzzEngineSequence(f *testing.F) {
 		`{"query":"q","chunks":[{"metadata":{"a":1,"b":2,"c":{"d":[1,2]}},"text":"q"}]}` + "\x00" + `{"query":"q","chunks":[{"metadata":{"a":1,"a":2}}]}`,
 		`{"query":"q","chunks":[{"id":"a","text":"<<<<"},{"id":"b","text":"q q"}]}` + "\x00" + "V" + `{"answer":"x [S1] [S9]. y.","tags":["S1"]}` + "\x00" + `{"query":"\u200b"}`,
 		"V" + `{"answer":"[S2][S3][S4][S5][S6][S7][S8][S9][S10][S11][S12][S13][S14][S15][S16][S17][S18][S19]","tags":["S1"]}` + "\x00" + "V" + `{"answer":"[S19] again","tags":["S1"]}`,
+		// 16 unknown tags and a repeat, then 16 and a new one: the repeat
+		// moved the 16 into the bitmap, and they must not stay there.
+		"V" + `{"answer":"[S08][S2][S3][S4][S5][S6][S7][S8][S9][S10][S11][S12][S13][S14][S15][S16][S08]","tags":["S1"]}` + "\x00" + "V" + `{"answer":"[S2][S3][S4][S5][S6][S7][S8][S9][S10][S11][S12][S13][S14][S15][S16][S17][S08]","tags":["S1"]}`,
 		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[` + "\x00" + `{"query":"q","chunks":[{"id":"x","text":"q"}]}`,
 	}
 	for _, s := range seqs {
