@@ -62,7 +62,7 @@ test: build
 	@# The official OpenAI Node SDK against the gateway (chat, responses,
 	@# models, embeddings, pass-through, errors) with a local upstream.
 	scripts/test-openai.sh
-	@# Every fuzz target for FUZZTIME (default 20s), natively and through the modules.
+	@# Every fuzz target for FUZZTIME (default 20s; 8s in .ci/run), natively and through the modules.
 	scripts/fuzz.sh
 
 ## demo: install what is missing, build, and decide one sample request

@@ -199,7 +199,7 @@ func checkAgainstRef(t *testing.T, e *Engine, a *Answer) {
 	if g := AppendValidation(nil, got); !bytes.Equal(g, w) {
 		t.Fatalf("answer %q: JSON\n%s\nwant\n%s", a.Answer, g, w)
 	}
-	if g := e.appendCheck([]byte("x"), a); !bytes.Equal(g[1:], w) || g[0] != 'x' {
+	if g, err := e.appendCheck([]byte("x"), a); err != nil || !bytes.Equal(g[1:], w) || g[0] != 'x' {
 		t.Fatalf("answer %q: appendCheck\n%s\nwant\n%s", a.Answer, g, w)
 	}
 }

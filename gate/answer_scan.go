@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate/internal/swar"
 	"github.com/ctxgate/ctxgate/gate/internal/view"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 // answerScan is the answer check's walk over the answer (check, answer.go).
@@ -23,20 +24,41 @@ import (
 // The walk is linear in the answer's length, also for input built to be
 // slow: a run of terminators not followed by a boundary is skipped whole
 // (each terminator in it used to rescan the run), and tags are looked up
-// and deduplicated in a hash table (they used to be compared with every
-// offered tag and every unknown tag so far).
+// in a table of the offered tags and deduplicated in a bitmap (they used to
+// be compared with every offered tag and every unknown tag so far).
+//
+// Its memory is the engine's (answerMemory), reused from one answer to the
+// next: a 3 MiB answer of 400,000 distinct unknown tags grew a hash table
+// of them and its lists by doubling, 25 MB of garbage a call, and the
+// second such call trapped the TinyGo module for want of room.
 type answerScan struct {
-	s     string   // the answer
-	line  string   // the policy's refusal line
-	tline string   // the refusal line trimmed: shorter sentences are not it
-	tags  []string // the offered tags
+	s       string   // the answer
+	line    string   // the policy's refusal line
+	minLine int      // the fewest bytes a sentence that is the refusal line has
+	tags    []string // the offered tags
+	m       *answerMemory
 
-	// An open-addressing table of tag keys (tagKey), 0 when empty: each
-	// entry is key<<32 | state, state being the index of an offered tag,
-	// with tagCited once it was cited, or tagUnknown for a tag cited but
-	// not offered.
+	// The output limit (max_decision_bytes; 0: none): size counts the
+	// JSON of the unknown tags and, when uncitedOut, of the uncited
+	// sentences; past the limit the walk stops, with over set.
+	limit      int
+	uncitedOut bool
+	size       int
+	over       bool
+}
+
+// answerMemory is what the answer check keeps between calls.
+type answerMemory struct {
+	// An open-addressing table of the offered tags' keys (tagKey), 0 when
+	// empty: each entry is key<<32 | state, state being the index of an
+	// offered tag, with tagCited once it was cited.
 	table []uint64
-	n     int // entries in table
+	// The keys of the unknown tags cited so far: the first few listed,
+	// the rest in a bitmap of every key (tagKey < 1<<23: 1 MiB, made at
+	// the first answer that needs it), whose bits are cleared after each
+	// answer.
+	few  [16]uint32
+	seen []uint64
 
 	cited   []int // indices into tags, in first-cited order
 	unknown []int // start, end in s of each unknown tag's first citation
@@ -45,15 +67,39 @@ type answerScan struct {
 
 const (
 	tagCited   = 1 << 30
-	tagUnknown = 1 << 31
 	tagIndex   = tagCited - 1
+	tagKeyBits = 23 // tagKey's values are below 1<<tagKeyBits
 )
+
+// answerKeep is the most list entries answerMemory keeps between answers:
+// 1 Mi (4 MiB in the TinyGo module), more than an answer within the
+// default limits needs. Kept, they are allocated once (jsonx.Parser's
+// rule, and why).
+const answerKeep = 1 << 20
+
+// trim drops lists over answerKeep that a large answer grew.
+func (m *answerMemory) trim() {
+	if cap(m.unknown)+cap(m.uncited) > answerKeep {
+		m.unknown, m.uncited = nil, nil
+	}
+}
+
+// newAnswerScan starts a walk of answer over m (reset).
+func newAnswerScan(m *answerMemory, answer, line string, tags []string) answerScan {
+	if c := cap(m.unknown) + cap(m.uncited); c > answerKeep && c > len(answer) {
+		m.unknown, m.uncited = nil, nil
+	}
+	m.cited, m.unknown, m.uncited = m.cited[:0], m.unknown[:0], m.uncited[:0]
+	return answerScan{s: answer, line: line, tags: tags, m: m}
+}
 
 func (sc *answerScan) run() {
 	s := sc.s
-	sc.tline = strings.TrimSpace(sc.line)
+	sc.minLine = refusalLen(sc.line)
 	sentStart, sentCited := 0, false
-	for i := nextAnswerStop(s, 0); i < len(s); i = nextAnswerStop(s, i+1) {
+	sc.offer()
+	defer sc.forget()
+	for i := nextAnswerStop(s, 0); i < len(s) && !sc.over; i = nextAnswerStop(s, i+1) {
 		switch ch := s[i]; {
 		case ch == '[':
 			end := citationEnd(s, i)
@@ -139,8 +185,21 @@ func (sc *answerScan) endSentence(start, end int, cited bool) {
 	}
 	start, end = trimSpaceSpan(sc.s, start, end)
 	sent := sc.s[start:end]
-	if hasWordRune(sent) && (len(sent) < len(sc.tline) || !isSoftRefusal(sent, sc.line)) {
-		sc.uncited = append(sc.uncited, start, end)
+	if hasWordRune(sent) && (len(sent) < sc.minLine || !isSoftRefusal(sent, sc.line)) {
+		if sc.uncitedOut {
+			sc.count(jsonx.StringLen(sent), len(sc.m.uncited) > 0)
+		}
+		sc.m.uncited = append(sc.m.uncited, start, end)
+	}
+}
+
+// count adds n bytes (and a comma) to the output's size.
+func (sc *answerScan) count(n int, comma bool) {
+	if comma {
+		n++
+	}
+	if sc.size += n; sc.limit > 0 && sc.size > sc.limit {
+		sc.over = true
 	}
 }
 
@@ -262,35 +321,85 @@ func (sc *answerScan) tag(j, k int) {
 	if !ok {
 		return // cite only passes what citationEnd accepted
 	}
-	if sc.table == nil {
-		sc.offer()
-	}
-	slot, e := sc.find(key)
-	if e == 0 {
-		sc.put(slot, uint64(key)<<32|tagUnknown)
-		sc.unknown = append(sc.unknown, j, k)
+	m := sc.m
+	if slot, e := sc.find(key); e != 0 {
+		if st := uint32(e); st&tagCited == 0 {
+			m.table[slot] = e | tagCited
+			m.cited = append(m.cited, int(st&tagIndex))
+		}
 		return
 	}
-	st := uint32(e)
-	if st&(tagUnknown|tagCited) != 0 {
+	if sc.seenUnknown(key) {
 		return
 	}
-	sc.table[slot] = e | tagCited
-	sc.cited = append(sc.cited, int(st&tagIndex))
+	sc.count(k-j+2, len(m.unknown) > 0)
+	m.unknown = append(m.unknown, j, k)
+}
+
+// seenUnknown reports whether the unknown tag key was cited before, and
+// records it.
+func (sc *answerScan) seenUnknown(key uint32) bool {
+	m := sc.m
+	n := len(m.unknown) / 2
+	if n < len(m.few) {
+		for _, k := range m.few[:n] {
+			if k == key {
+				return true
+			}
+		}
+		m.few[n] = key
+		return false
+	}
+	if n == len(m.few) {
+		if m.seen == nil {
+			m.seen = make([]uint64, 1<<tagKeyBits/64)
+		}
+		for _, k := range m.few {
+			m.seen[k>>6] |= 1 << (k & 63)
+		}
+	}
+	w, bit := &m.seen[key>>6], uint64(1)<<(key&63)
+	if *w&bit != 0 {
+		return true
+	}
+	*w |= bit
+	return false
+}
+
+// forget clears the bitmap bits this answer set, so the next starts empty
+// without clearing the whole of it.
+func (sc *answerScan) forget() {
+	m := sc.m
+	if m.seen == nil {
+		return
+	}
+	// Not only past len(m.few) unknown tags: a repeat checked at exactly
+	// len(m.few) has already moved the few into the bitmap.
+	for i := 0; i+1 < len(m.unknown); i += 2 {
+		if key, ok := tagKey(sc.s[m.unknown[i]:m.unknown[i+1]]); ok {
+			m.seen[key>>6] &^= 1 << (key & 63)
+		}
+	}
 }
 
 // offer fills the table with the offered tags; the first of equal tags
-// stands for them all.
+// stands for them all. The table is at least four times their number, so
+// it is never more than a quarter full.
 func (sc *answerScan) offer() {
 	size := 16
 	for size < 4*len(sc.tags) {
 		size *= 2
 	}
-	sc.table = make([]uint64, size)
+	m := sc.m
+	if cap(m.table) < size {
+		m.table = make([]uint64, size)
+	}
+	m.table = m.table[:size]
+	clear(m.table)
 	for i, t := range sc.tags {
 		if key, ok := tagKey(t); ok && i <= tagIndex {
 			if slot, e := sc.find(key); e == 0 {
-				sc.put(slot, uint64(key)<<32|uint64(i))
+				m.table[slot] = uint64(key)<<32 | uint64(i)
 			}
 		}
 	}
@@ -299,29 +408,12 @@ func (sc *answerScan) offer() {
 // find returns the slot holding key, or the empty slot where it would go,
 // and that slot's entry.
 func (sc *answerScan) find(key uint32) (int, uint64) {
-	mask := len(sc.table) - 1
+	t := sc.m.table
+	mask := len(t) - 1
 	for h := int(uint64(key)*0x9e3779b97f4a7c15>>32) & mask; ; h = (h + 1) & mask {
-		e := sc.table[h]
+		e := t[h]
 		if e == 0 || uint32(e>>32) == key {
 			return h, e
-		}
-	}
-}
-
-// put stores a new entry in an empty slot, growing the table to keep it at
-// most half full (so find always meets an empty slot).
-func (sc *answerScan) put(slot int, e uint64) {
-	sc.table[slot] = e
-	sc.n++
-	if 2*sc.n < len(sc.table) {
-		return
-	}
-	old := sc.table
-	sc.table = make([]uint64, 2*len(old))
-	for _, e := range old {
-		if e != 0 {
-			h, _ := sc.find(uint32(e >> 32))
-			sc.table[h] = e
 		}
 	}
 }

@@ -39,6 +39,10 @@ type arena struct {
 	// allocation per '+' under TinyGo). A grown text leaves the strings
 	// over the old array valid, and the next decision starts it over.
 	text []byte
+
+	// size is the decision's JSON size when decide measured it (the
+	// output limit's exact walk), else 0: the encoder's first allocation.
+	size int
 }
 
 // reset starts a decision for the policy ref and returns it.
@@ -48,6 +52,7 @@ func (a *arena) reset(ref PolicyRef) *Decision {
 	a.missing, a.factors, a.recs = a.missing[:0], a.factors[:0], a.recs[:0]
 	a.text = a.text[:0]
 	a.lowConfidence = false
+	a.size = 0
 	return &a.d
 }
 
@@ -139,7 +144,7 @@ func (a *arena) gapEvent(kind string, req *Request, d *Decision) *GapEvent {
 // sources block from the chunks it holds (encode_sources.go), then drops
 // what would keep the request alive.
 func (a *arena) appendJSON(dst []byte) []byte {
-	dst = encode.AppendDecision(dst, &a.d, &a.sources)
+	dst = encode.AppendDecisionSized(dst, &a.d, &a.sources, a.size)
 	a.release()
 	return dst
 }

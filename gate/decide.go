@@ -2,10 +2,11 @@ package gate
 
 import (
 	"strconv"
-	"strings"
 
+	"github.com/ctxgate/ctxgate/gate/internal/encode"
 	"github.com/ctxgate/ctxgate/gate/internal/jsonread"
 	"github.com/ctxgate/ctxgate/gate/internal/swar"
+	"github.com/ctxgate/ctxgate/gate/wire"
 )
 
 // Per-chunk reasons (decision chunks[].reason), stable tokens.
@@ -75,9 +76,19 @@ type queryInfo struct {
 	// (hit): a term counts once per chunk, and retrieved passages repeat
 	// the query's words, so many chunks soon need no lookup at all.
 	first, live scanFilter
-	found       []bool // per term: found in some chunk
-	seen        []int  // per term: index+1 of the last chunk it was found in
-	table       []int32
+	// tails is the number of terms with a tail key (the ones filter
+	// reads); liveN of them are left in the current chunk, liveAt were
+	// when live was last computed. A query of many terms recomputes live
+	// only when liveN has halved: recomputing it at every term found made
+	// a 4 KiB query of 1,300 terms against chunks holding them quadratic
+	// (1.7 million steps a chunk, seconds a request). A stale live is a
+	// superset (it lets dead terms' words through to the lookup, which
+	// turns them away), never a miss.
+	tails, liveN, liveAt int
+	refilters            int    // times live was recomputed since analyseQuery (TestLongQueryRefilters)
+	found                []bool // per term: found in some chunk
+	seen                 []int  // per term: index+1 of the last chunk it was found in
+	table                []int32
 
 	// Not the query's: what decide keeps per policy and per decision. It
 	// lives here because queryInfo is the engine scratch this file owns.
@@ -163,6 +174,12 @@ func (e *Engine) analyseQuery(query string) {
 	q.found = resizeBool(q.found, len(q.terms))
 	q.seen = resizeInt(q.seen, len(q.terms))
 	q.first = q.filter(-1)
+	q.tails, q.refilters = 0, 0
+	for k := range q.terms {
+		if q.terms[k].tail != 0 {
+			q.tails++
+		}
+	}
 }
 
 // scanFilter is what scanBlocks tests a chunk's ASCII words against: a
@@ -284,7 +301,7 @@ func checkRequest(req *Request) error {
 	if req == nil {
 		return errorf(CodeBadField, "", "request is nil")
 	}
-	if strings.TrimSpace(req.Query) == "" {
+	if wire.BlankQuery(req.Query) {
 		return errorf(CodeBadField, "query", "must not be empty")
 	}
 	if len(req.Chunks) > 0 && len(req.ResultsPerQuery) > 0 {
@@ -473,6 +490,19 @@ func (e *Engine) decide(req *Request) error {
 	case d.FlagForReview:
 		d.GapEvent = e.gapEvent("low_confidence", req, d)
 	}
+	// The output limit, for Evaluate's JSON and for what Decide returns
+	// alike (encode.DecisionSize).
+	limit := maxDecisionBytes(&p.Limits)
+	size := encode.DecisionSize(d, &e.a.sources, limit)
+	if size > limit {
+		e.a.release()
+		field := "chunks"
+		if len(req.Chunks) == 0 && len(req.ResultsPerQuery) > 0 {
+			field = "results_per_query"
+		}
+		return outputLimitError(field, "decision", size, limit)
+	}
+	e.a.size = size // the encoder's first allocation, when known
 	return nil
 }
 

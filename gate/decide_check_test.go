@@ -65,3 +65,21 @@ func TestDecideCheckNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideBlankQuery: Decide refuses a query of only zero-width, control
+// or space characters as it refuses an empty one.
+func TestDecideBlankQuery(t *testing.T) {
+	e, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"", " ", "\u200b\u200d", "\x00\x00", "\ufeff \u2060\u0085"} {
+		var ge *Error
+		if _, err := e.Decide(&Request{Query: q}); !errors.As(err, &ge) || ge.Field != "query" || ge.Message != "must not be empty" {
+			t.Errorf("query %q: %v", q, err)
+		}
+	}
+	if _, err := e.Decide(&Request{Query: "\u200bq"}); err != nil {
+		t.Errorf("a query with a letter: %v", err)
+	}
+}

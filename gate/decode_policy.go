@@ -23,7 +23,7 @@ const (
 	outcomeFields     = "label level action interpretation flag"
 	bandFields        = "min " + outcomeFields
 	messagesFields    = "refusal_line refusal caveat fallback_prompt instructions untrusted_warning"
-	limitsFields      = "max_request_bytes max_chunks max_queries max_chunk_bytes max_total_bytes max_query_bytes max_embedding_dims max_depth"
+	limitsFields      = "max_request_bytes max_chunks max_queries max_chunk_bytes max_total_bytes max_query_bytes max_embedding_dims max_depth max_decision_bytes"
 	confidenceFields  = "signal combine bias terms"
 	maxPolicyDocBytes = 1 << 20
 )
@@ -185,7 +185,8 @@ func readPolicy(doc *jsonx.Value) (*Policy, *Error) {
 		}{{"max_request_bytes", &lim.MaxRequestBytes}, {"max_chunks", &lim.MaxChunks},
 			{"max_queries", &lim.MaxQueries}, {"max_chunk_bytes", &lim.MaxChunkBytes},
 			{"max_total_bytes", &lim.MaxTotalBytes}, {"max_query_bytes", &lim.MaxQueryBytes},
-			{"max_embedding_dims", &lim.MaxEmbeddingDims}, {"max_depth", &lim.MaxDepth}} {
+			{"max_embedding_dims", &lim.MaxEmbeddingDims}, {"max_depth", &lim.MaxDepth},
+			{"max_decision_bytes", &lim.MaxDecisionBytes}} {
 			if err := readInt(l, f.k, f.v); err != nil {
 				return nil, err
 			}

@@ -140,17 +140,7 @@ func appendEscapedJSON(dst []byte, s string, oneLine bool) []byte {
 			// A byte the JSON escaper wants; a non-ASCII run goes whole
 			// (it ends at an ASCII byte, so at a rune boundary), its valid
 			// runes other than U+2028 and U+2029 copied as they are.
-			j, k := i+1, i
-			for c >= 0x80 && j < len(s) && s[j] >= 0x80 {
-				j++
-			}
-			for c >= 0x80 && k < j {
-				r, size := utf8.DecodeRuneInString(s[k:j])
-				if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-					break
-				}
-				k += size
-			}
+			j, k := escapedRun(s, i)
 			dst = append(dst, s[i:k]...)
 			if k < j {
 				dst = jsonx.AppendStringContent(dst, s[k:j])
@@ -158,6 +148,28 @@ func appendEscapedJSON(dst []byte, s string, oneLine bool) []byte {
 			i = j
 		}
 	}
+}
+
+// escapedRun is where appendEscapedJSON's default case, at s[i], ends (j)
+// and how far it copies bytes as they are (k): a non-ASCII run goes whole,
+// its valid runes other than U+2028 and U+2029 copied; any other byte is
+// the JSON escaper's (k == i, j == i+1).
+func escapedRun(s string, i int) (j, k int) {
+	j, k = i+1, i
+	if s[i] < 0x80 {
+		return j, k
+	}
+	for j < len(s) && s[j] >= 0x80 {
+		j++
+	}
+	for k < j {
+		r, size := utf8.DecodeRuneInString(s[k:j])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			break
+		}
+		k += size
+	}
+	return j, k
 }
 
 // heldSources is a prompt whose sources block is not built as a string

@@ -45,6 +45,9 @@ type Engine struct {
 
 	// The decision being made, and all the memory it owns (arena.go).
 	a arena
+
+	// The answer check's tables and lists (answer_scan.go).
+	ans answerMemory
 }
 
 // Policy returns the engine's validated policy. Callers must not modify it.
@@ -122,6 +125,7 @@ func (e *Engine) AppendEvaluateInPlace(dst, requestJSON []byte) ([]byte, error) 
 // array overlaps data: a caller may write the decision over the request it
 // is done with, and the copies would then read the decision's own bytes.
 func (e *Engine) appendDecided(dst []byte, req *Request, data []byte) ([]byte, error) {
+	e.ans.trim() // a large answer's memory is not kept for requests
 	if err := e.decide(req); err != nil {
 		return dst, err
 	}
@@ -177,11 +181,12 @@ func (e *Engine) AppendValidateInPlace(dst, answerJSON []byte) ([]byte, error) {
 }
 
 func (e *Engine) appendValidate(dst, answerJSON []byte, inPlace bool) ([]byte, error) {
+	e.mem.Release() // a large request's memory is not kept for answers
 	a, err := decode.ParseAnswer(answerJSON, &e.policy.Limits, inPlace)
 	if err != nil {
 		return dst, err
 	}
-	return e.appendCheck(dst, a), nil
+	return e.appendCheck(dst, a)
 }
 
 // Check is Validate without the JSON.

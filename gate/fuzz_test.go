@@ -69,13 +69,7 @@ func FuzzEvaluate(f *testing.F) {
 		}
 	}
 	engines := fuzzEngines(f)
-	fresh := func(i int) *Engine {
-		e, err := NewEngineFromPolicy(engines[i].policy, engines[i].ref)
-		if err != nil {
-			panic(err)
-		}
-		return e
-	}
+	fresh := func(i int) *Engine { return freshEngine(engines[i]) }
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		i := int(which) % len(engines)
 		e := engines[i]
@@ -106,6 +100,15 @@ func FuzzEvaluate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// freshEngine is a new engine for e's policy, with none of e's scratch.
+func freshEngine(e *Engine) *Engine {
+	f, err := NewEngineFromPolicy(e.policy, e.ref)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
 // chunkUntrusted finds a chunk's untrusted flag by id, in chunks or (merged)
@@ -296,6 +299,52 @@ func FuzzValidate(f *testing.F) {
 		}
 		if again, _ := e.Validate(data); !bytes.Equal(out, again) {
 			t.Fatal("Validate is not deterministic")
+		}
+	})
+}
+
+// FuzzEngineSequence: one engine answers a sequence of inputs (the fuzz
+// input split at NUL bytes; one starting with 'V' is an answer to
+// validate), twice round, in place as a Wasm guest calls it; each answer
+// must be what a fresh engine gives for that input alone. The other
+// targets give each input a clean engine, so they never see what one call
+// leaves for the next (scratch kept, tables half cleared, buffers grown),
+// which is where a module's state-dependent traps came from.
+func FuzzEngineSequence(f *testing.F) {
+	seqs := []string{
+		`{"query":"q","chunks":[{"metadata":{"a":1,"b":2,"c":{"d":[1,2]}},"text":"q"}]}` + "\x00" + `{"query":"q","chunks":[{"metadata":{"a":1,"a":2}}]}`,
+		`{"query":"q","chunks":[{"id":"a","text":"<<<<"},{"id":"b","text":"q q"}]}` + "\x00" + "V" + `{"answer":"x [S1] [S9]. y.","tags":["S1"]}` + "\x00" + `{"query":"\u200b"}`,
+		"V" + `{"answer":"[S2][S3][S4][S5][S6][S7][S8][S9][S10][S11][S12][S13][S14][S15][S16][S17][S18][S19]","tags":["S1"]}` + "\x00" + "V" + `{"answer":"[S19] again","tags":["S1"]}`,
+		// 16 unknown tags and a repeat, then 16 and a new one: the repeat
+		// moved the 16 into the bitmap, and they must not stay there.
+		"V" + `{"answer":"[S08][S2][S3][S4][S5][S6][S7][S8][S9][S10][S11][S12][S13][S14][S15][S16][S08]","tags":["S1"]}` + "\x00" + "V" + `{"answer":"[S2][S3][S4][S5][S6][S7][S8][S9][S10][S11][S12][S13][S14][S15][S16][S17][S08]","tags":["S1"]}`,
+		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[` + "\x00" + `{"query":"q","chunks":[{"id":"x","text":"q"}]}`,
+	}
+	for _, s := range seqs {
+		f.Add(uint8(0), []byte(s))
+		f.Add(uint8(3), []byte(s))
+	}
+	engines := fuzzEngines(f)
+	fresh := func(i int) *Engine { return freshEngine(engines[i]) }
+	call := func(e *Engine, in []byte) ([]byte, error) {
+		buf := append([]byte(nil), in...) // consumed in place, as the guests do
+		if len(buf) > 0 && buf[0] == 'V' {
+			return e.AppendValidateInPlace(nil, buf[1:])
+		}
+		return e.AppendEvaluateInPlace(nil, buf)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		i := int(which) % len(engines)
+		e := engines[i]
+		parts := bytes.SplitN(data, []byte{0}, 8)
+		for round := 0; round < 2; round++ {
+			for k, in := range parts {
+				got, err := call(e, in)
+				want, werr := call(fresh(i), in)
+				if (err == nil) != (werr == nil) || !bytes.Equal(got, want) || (err != nil && err.Error() != werr.Error()) {
+					t.Fatalf("round %d, input %d: the reused engine gives %.200s (%v), a fresh one %.200s (%v)", round, k, got, err, want, werr)
+				}
+			}
 		}
 	})
 }

@@ -355,6 +355,7 @@ func validateLimits(l *Limits) error {
 		{"max_queries", l.MaxQueries}, {"max_chunk_bytes", l.MaxChunkBytes},
 		{"max_total_bytes", l.MaxTotalBytes}, {"max_query_bytes", l.MaxQueryBytes},
 		{"max_embedding_dims", l.MaxEmbeddingDims}, {"max_depth", l.MaxDepth},
+		{"max_decision_bytes", l.MaxDecisionBytes},
 	}
 	for _, c := range checks {
 		if c.v < 1 {

@@ -3,6 +3,7 @@ package gate
 import (
 	"testing"
 
+	"github.com/ctxgate/ctxgate/gate/internal/encode"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -98,6 +99,13 @@ func checkSourcesJSON(t *testing.T, e *Engine, chunks []Chunk) {
 	if want := sourcesTwoPass(e, chunks); string(got[2:]) != string(want) {
 		t.Fatalf("one pass:\n%s\ntwo passes:\n%s", got[2:], want)
 	}
+	exact := sourcesSize(encode.Sizer{Exact: true}, ptrs, e.policy.Messages.UntrustedWarning)
+	if exact != len(got)-2 {
+		t.Fatalf("sources size %d, appendSourcesJSON wrote %d: %s", exact, len(got)-2, got[2:])
+	}
+	if bound := sourcesSize(encode.Sizer{}, ptrs, e.policy.Messages.UntrustedWarning); bound < exact {
+		t.Fatalf("sources bound %d under the size %d", bound, exact)
+	}
 }
 
 func TestSourcesJSONMatchesTwoPass(t *testing.T) {
@@ -145,6 +153,9 @@ func TestHeldSources(t *testing.T) {
 		}
 		built := &Decision{Action: ActionInject, Prompt: &Prompt{Instructions: p.Instructions, Sources: l.promptText()}}
 		e.a.d = Decision{Action: ActionInject, Prompt: p}
+		if n, m := (encode.Sizer{Exact: true}).Decision(&e.a.d, l), len(AppendDecision(nil, built)); n != m {
+			t.Fatalf("held decision's size %d, built one writes %d", n, m)
+		}
 		got, want := e.a.appendJSON([]byte("p:")), AppendDecision([]byte("p:"), built)
 		if string(got) != string(want) {
 			t.Fatalf("held:\n%s\nbuilt:\n%s", got, want)

@@ -285,7 +285,7 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 // loop several times slower.
 func (q *queryInfo) scanWords(s string, stamp int, hits *termHits, sink *tokenSink) (words, chars int) {
 	if sink == nil {
-		q.live = q.first
+		q.live, q.liveN, q.liveAt = q.first, q.tails, q.tails
 	}
 	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
 	n := 0                                             // runes in the current word
@@ -467,7 +467,12 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 		hits.answerHits++
 	}
 	if t.tail != 0 {
-		q.live = q.filter(stamp)
+		// Exact for the queries of a few terms every request has; for a
+		// long one, at each halving (queryInfo.tails).
+		if q.liveN--; q.tails <= 32 || q.liveN <= q.liveAt/2 {
+			q.live, q.liveAt = q.filter(stamp), q.liveN
+			q.refilters++
+		}
 	}
 }
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/internal/hostile"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -104,16 +106,22 @@ func FuzzWasmEvaluate(f *testing.F) {
 			f.Add(uint8(i), []byte(s))
 		}
 	}
-	var pairs []*pair
-	for _, name := range policies.Names() {
-		pj, _ := policies.Get(name)
-		pairs = append(pairs, newPair(f, pj))
-	}
+	pairs := presetPairs(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		p := pairs[int(which)%len(pairs)]
 		p.same(t, "evaluate", func(e Evaluator) ([]byte, error) { return e.Evaluate(ctx, data) })
 	})
+}
+
+// presetPairs is a pair for every preset policy.
+func presetPairs(t testing.TB) []*pair {
+	var pairs []*pair
+	for _, name := range policies.Names() {
+		pj, _ := policies.Get(name)
+		pairs = append(pairs, newPair(t, pj))
+	}
+	return pairs
 }
 
 // FuzzWasmValidate: answer-validation input.
@@ -229,6 +237,40 @@ func FuzzWasmPolicy(f *testing.F) {
 			p.same(t, "describe", func(e Evaluator) ([]byte, error) { return e.Describe(ctx) })
 			p.same(t, "evaluate", func(e Evaluator) ([]byte, error) { return e.Evaluate(ctx, []byte(sampleRequest)) })
 			g.Close(ctx)
+		}
+	})
+}
+
+// FuzzWasmSequence: a sequence of inputs (the fuzz input split at NUL
+// bytes; one starting with 'V' is an answer to validate), each given to
+// the same module instance twice round, in order, so the fuzzer explores
+// what one call leaves for the next. Every answer must be native's bytes;
+// the instance must never trap or be replaced. Seeded with large inputs
+// (internal/hostile at 64 KiB): the state that trapped the TinyGo module
+// was left by large inputs, and a small one after them.
+func FuzzWasmSequence(f *testing.F) {
+	small := []string{`{"query":"q","chunks":[{"id":"a","text":"q q","scores":{"vector":0.9}}]}`, "V" + `{"answer":"x [S1] [S7]. y.","tags":["S1"]}`, `{"query":"\u0000"}`}
+	for _, c := range hostile.Cases(64 << 10) {
+		in := c.Body
+		if c.Op == "validate" {
+			in = append([]byte("V"), in...)
+		}
+		f.Add(uint8(0), append(append(in, 0), small[len(in)%len(small)]...))
+	}
+	f.Add(uint8(1), []byte(strings.Join(small, "\x00")))
+	pairs := presetPairs(f)
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		p := pairs[int(which)%len(pairs)]
+		parts := bytes.SplitN(data, []byte{0}, 8)
+		for round := 0; round < 2; round++ {
+			for _, in := range parts {
+				if len(in) > 0 && in[0] == 'V' {
+					p.same(t, "validate", func(e Evaluator) ([]byte, error) { return e.Validate(ctx, in[1:]) })
+				} else {
+					p.same(t, "evaluate", func(e Evaluator) ([]byte, error) { return e.Evaluate(ctx, in) })
+				}
+			}
 		}
 	})
 }

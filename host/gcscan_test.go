@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxgate/ctxgate/gate"
 )
 
 // Requests with many strings or numbers used to take seconds in the TinyGo
@@ -39,14 +41,13 @@ func TestLargeJSONWithinDeadline(t *testing.T) {
 			}
 		})
 	}
-	// Just under the default max_request_bytes, 2 Mi zeros: a limit error
-	// (the value budget, 1 Mi values) in every build. This case is about the
-	// answer, not the collector: the module parses 1 Mi values before it can
-	// say no, which takes 0.4-0.9 s in the TinyGo module and 2-2.5 s in the
-	// standard-Go one (natively 25 ms), so it gets a longer deadline. The
-	// TinyGo module used to time out here, and the standard-Go module ran
-	// out of memory.
-	under := []byte(`{"query":"q","query_embedding":[` + strings.Repeat("0,", (4<<20-64)/2) + `0]}`)
+	// Just under the default max_request_bytes, half a million zeros: a
+	// limit error (the value budget, 132 Ki values) in every build. This case is about
+	// the answer, not the collector: the module parses 132 Ki values
+	// before it can say no, so it gets a longer deadline
+	// (host/adversarial_test.go times it). The TinyGo module used to time
+	// out here, and the standard-Go module ran out of memory.
+	under := []byte(`{"query":"q","query_embedding":[` + strings.Repeat("0,", (gate.DefaultLimits().MaxRequestBytes-64)/2) + `0]}`)
 	for _, m := range realModules {
 		t.Run("4 MiB of zeros/"+m.String(), func(t *testing.T) {
 			g := newRealGate(t, m, Options{PoolSize: 1, Timeout: 10 * time.Second})

@@ -8,18 +8,20 @@ import (
 	"time"
 )
 
-// A module checking multi-megabyte answers one after another must keep
+// A module checking the largest answers one after another must keep
 // answering: with a fresh input, answer copy and output per call, the TinyGo
-// module's heap fragmented until every ninth 3 MiB answer found no room under
-// the memory cap and trapped (the host then replaced the instance, so only
-// that call failed). The exports now keep their input and output buffers and
-// parse the answer in place. Each call must give native's bytes.
+// module's heap fragmented until every ninth 3 MiB answer (the limits then
+// allowed 4 MiB) found no room under the memory cap and trapped (the host
+// then replaced the instance, so only that call failed). The exports now
+// keep their input and output buffers and parse the answer in place. Each
+// call must give native's bytes.
 func TestLargeAnswersNeverTrap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: 48 multi-megabyte answer checks")
 	}
-	sentence := `{"query":"q","tags":["S1"],"answer":"` + strings.Repeat("abcdefgh", 3<<20/8) + `"}`
-	cited := `{"query":"q","tags":["S1"],"answer":"` + strings.Repeat("Cited [S1]. Not cited here. ", 2<<20/28) + `"}`
+	// The largest answers the default max_request_bytes (1 MiB) allows.
+	sentence := `{"query":"q","tags":["S1"],"answer":"` + strings.Repeat("abcdefgh", (1<<20-64)/8) + `"}`
+	cited := `{"query":"q","tags":["S1"],"answer":"` + strings.Repeat("Cited [S1]. Not cited here. ", (1<<20-64)/28) + `"}`
 	native, err := NewNative(nil)
 	if err != nil {
 		t.Fatal(err)

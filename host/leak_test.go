@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/internal/hostile"
 )
 
 // Faults must not leak: after many traps, timeouts and memory-cap hits the
@@ -54,7 +56,18 @@ type fault struct {
 }
 
 func faults(t *testing.T) []fault {
-	bigNumbers := []byte(`{"query":"q","chunks":[{"metadata":[` + strings.Repeat("0,", 1<<20) + `0]}]}`)
+	// A request within the limits that takes far longer than 20 ms in
+	// either module with termination checks on (any long call would do):
+	// the largest CJK request, 1000 chunks of multi-byte text.
+	var slow []byte
+	for _, c := range hostile.Cases(gate.DefaultLimits().MaxRequestBytes) {
+		if c.Name == "1000 chunks of 2 KiB CJK" {
+			slow = c.Body
+		}
+	}
+	if slow == nil {
+		t.Fatal("internal/hostile has no CJK case")
+	}
 	fs := []fault{
 		{name: "hostile trap", gate: func(t *testing.T) *Gate { return newHostileGate(t, Options{PoolSize: 2}) },
 			input: []byte("T"), want: ErrTrap, next: []byte("ok")},
@@ -74,15 +87,11 @@ func faults(t *testing.T) []fault {
 				fault{name: m.String() + "/" + abi.String() + " out of memory", gate: func(t *testing.T) *Gate {
 					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, MaxPages: pages, MaxInputBytes: len(big), Timeout: 20 * time.Second})
 				}, input: big, want: ErrTrap, next: []byte(sampleRequest)},
-				// A million numbers (2 MiB, at the values budget) take far
-				// longer than 20 ms in either module with termination
-				// checks on; any long call would do. 64k numbers were
-				// enough until the direct decoder made them fast.
 				fault{name: m.String() + "/" + abi.String() + " deadline", gate: func(t *testing.T) *Gate {
 					// InterruptAlways: the bundled modules run without
 					// termination checks by default; this is the stop.
 					return newRealGate(t, m, Options{PoolSize: 2, ABI: abi, Interrupt: InterruptAlways, Timeout: 20 * time.Second})
-				}, input: bigNumbers, want: ErrTimeout, next: []byte(sampleRequest), deadline: 20 * time.Millisecond},
+				}, input: slow, want: ErrTimeout, next: []byte(sampleRequest), deadline: 20 * time.Millisecond},
 			)
 		}
 	}

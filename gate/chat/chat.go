@@ -75,7 +75,8 @@ type rootMembers struct {
 // A body with neither documents nor extension returns ErrNotGated; other
 // errors are *gate.Error values naming the field, like the core's.
 func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
-	return parse(body, docsPath, queryPath, false)
+	var ps jsonx.Parser
+	return ParseUsing(&ps, body, docsPath, queryPath)
 }
 
 // ParseResponses is Parse for a Responses API request (POST /v1/responses):
@@ -84,11 +85,21 @@ func Parse(body []byte, docsPath, queryPath []string) (*Chat, error) {
 // documents, the extension field and the question are found as in Parse,
 // and Upstream rewrites "input" as it rewrites "messages".
 func ParseResponses(body []byte, docsPath, queryPath []string) (*Chat, error) {
-	return parse(body, docsPath, queryPath, true)
+	var ps jsonx.Parser
+	return parse(&ps, body, docsPath, queryPath, true)
 }
 
-func parse(body []byte, docsPath, queryPath []string, responses bool) (*Chat, error) {
-	if _, err := jsonx.Parse(body, MaxDepth); err != nil {
+// ParseUsing is Parse validating the body with ps, whose memory (the copy
+// of the body, the node arena) a caller that parses one body after another
+// keeps: the Envoy filter, whose TinyGo heap a fresh arena per request
+// fragments.
+func ParseUsing(ps *jsonx.Parser, body []byte, docsPath, queryPath []string) (*Chat, error) {
+	return parse(ps, body, docsPath, queryPath, false)
+}
+
+func parse(ps *jsonx.Parser, body []byte, docsPath, queryPath []string, responses bool) (*Chat, error) {
+	// Checked, not kept: the mapping splices the body's own bytes.
+	if _, err := ps.Parse(body, jsonx.Limits{MaxDepth: MaxDepth, CheckOnly: true}); err != nil {
 		return nil, &gate.Error{Code: gate.CodeBadJSON, Message: "request body is not valid JSON: " + err.Error()}
 	}
 	c := &Chat{body: body, root: span{skipSpace(body, 0), len(body)}, docsPath: docsPath, responses: responses}

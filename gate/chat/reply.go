@@ -80,11 +80,18 @@ func appendModel(dst, model []byte) []byte {
 // AnswerContent returns choices[0].message.content of a chat.completion
 // body, and false when the body is not JSON or that member is not a string.
 func AnswerContent(body []byte) (string, bool) {
-	v, err := jsonx.Parse(body, MaxDepth)
+	var ps jsonx.Parser
+	return AnswerContentUsing(&ps, body)
+}
+
+// AnswerContentUsing is AnswerContent parsing with ps (see ParseUsing).
+// The string is valid until ps parses again.
+func AnswerContentUsing(ps *jsonx.Parser, body []byte) (string, bool) {
+	v, err := ps.Parse(body, jsonx.Limits{MaxDepth: MaxDepth})
 	if err != nil {
 		return "", false
 	}
-	return AnswerOf(&v)
+	return AnswerOf(v)
 }
 
 // AnswerOf is AnswerContent on a body the caller has already parsed.

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,6 +107,27 @@ func TestRefusalAs(t *testing.T) {
 	for _, e := range strings.Split(strings.TrimSuffix(sse, "\n\n"+StreamDone), "\n\n") {
 		if err := json.Unmarshal([]byte(strings.TrimPrefix(e, "data: ")), &c); err != nil || c.ID != "chatcmpl-ctxgate-1" || c.Created != 1700000002 {
 			t.Fatalf("chunk %s: %+v %v", e, c, err)
+		}
+	}
+}
+
+func TestUnknownCitations(t *testing.T) {
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = "S" + strconv.Itoa(i+2)
+	}
+	for _, c := range []struct {
+		tags []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"S7"}, "S7"},
+		{[]string{"S7", "S9"}, "S7,S9"},
+		{many[:MaxUnknownCitations], strings.Join(many[:MaxUnknownCitations], ",")},
+		{many, strings.Join(many[:MaxUnknownCitations], ",") + ",..."},
+	} {
+		if got := UnknownCitations(c.tags); got != c.want {
+			t.Errorf("%d tags: %q, want %q", len(c.tags), got, c.want)
 		}
 	}
 }

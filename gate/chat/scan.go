@@ -1,6 +1,10 @@
 package chat
 
-import "github.com/ctxgate/ctxgate/gate/jsonx"
+import (
+	"unicode/utf8"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
+)
 
 // Bodies are rewritten by splicing: Parse finds the byte spans of the few
 // members the mapping touches (messages, documents, ctxgate) and every other
@@ -76,18 +80,68 @@ func path(b []byte, obj span, keys []string) (span, bool) {
 }
 
 // keyIs compares a raw member name (escapes not decoded) with key. A name
-// with escapes ("docum\u0065nts") is decoded first, so the scanner and jsonx
-// always agree on which member is which.
+// with escapes ("docum\u0065nts") is decoded as it is compared, so the
+// scanner and jsonx always agree on which member is which, and nothing is
+// allocated: a body of many escaped names used to cost a parse of each, for
+// each member the mapping looks for. raw is part of a body jsonx accepted,
+// so its escapes are well formed.
 func keyIs(raw []byte, key string) bool {
-	for _, c := range raw {
-		if c == '\\' {
-			q := make([]byte, 0, len(raw)+2)
-			q = append(append(append(q, '"'), raw...), '"')
-			v, err := jsonx.Parse(q, 1)
-			return err == nil && v.Str() == key
+	k := 0
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if k >= len(key) || key[k] != c {
+				return false
+			}
+			i, k = i+1, k+1
+			continue
 		}
+		if i+1 >= len(raw) {
+			return false
+		}
+		var r rune
+		switch e := raw[i+1]; e {
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			var ok bool
+			if r, ok = jsonx.Hex4(raw, i+2); !ok {
+				return false
+			}
+			if r >= 0xD800 && r <= 0xDBFF {
+				lo, ok := jsonx.Hex4(raw, i+8)
+				if !ok || raw[i+6] != '\\' || raw[i+7] != 'u' {
+					return false
+				}
+				r = 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00)
+				i += 6
+			}
+			i += 4
+		default:
+			r = rune(e) // '"', '\\', '/'
+		}
+		i += 2
+		var buf [utf8.UTFMax]byte
+		n := utf8.EncodeRune(buf[:], r)
+		if len(key)-k < n {
+			return false
+		}
+		for j := 0; j < n; j++ {
+			if key[k+j] != buf[j] {
+				return false
+			}
+		}
+		k += n
 	}
-	return string(raw) == key
+	return k == len(key)
 }
 
 // strIs reports whether the value v of b is the JSON string s, escapes

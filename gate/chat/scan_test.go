@@ -126,3 +126,32 @@ func TestEachMember(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyIs: a raw member name matches the name jsonx decodes from it and
+// nothing else, escapes (surrogate pairs included) decoded without
+// allocating: a body of many escaped names cost a parse of each.
+func TestKeyIs(t *testing.T) {
+	for _, raw := range []string{`documents`, `docum\u0065nts`, `\u0064ocuments`, `a\"b\\c\/d`, `\b\f\n\r\t`,
+		`\ud83d\ude00x`, `\u00e9t\u00C9`, `é\u00e9`, ``, `\u0000`} {
+		v, err := jsonx.Parse([]byte(`"`+raw+`"`), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := v.Str()
+		if !keyIs([]byte(raw), name) {
+			t.Errorf("keyIs(%q, %q) = false", raw, name)
+		}
+		for _, other := range []string{name + "x", "x" + name, "documents"} {
+			if other != name && keyIs([]byte(raw), other) {
+				t.Errorf("keyIs(%q, %q) = true", raw, other)
+			}
+		}
+		if len(name) > 0 && keyIs([]byte(raw), name[:len(name)-1]) {
+			t.Errorf("keyIs(%q, a prefix) = true", raw)
+		}
+	}
+	raw := []byte(`docum\u0065nts`)
+	if n := testing.AllocsPerRun(100, func() { keyIs(raw, "documents") }); n != 0 {
+		t.Errorf("keyIs allocates %v times", n)
+	}
+}

@@ -30,9 +30,12 @@ func FuzzParse(f *testing.F) {
 		if err == nil && !bytes.Equal(AppendValue(nil, pv), AppendValue(nil, &v)) {
 			t.Fatal("reused Parser gives different bytes")
 		}
-		if err == nil && len(ps.d.nodes) > countNodes(data, 0) {
-			t.Fatalf("%d nodes, countNodes %d", len(ps.d.nodes), countNodes(data, 0))
+		if err == nil && len(ps.d.nodes) > countNodes(data, 0, 16, "") {
+			t.Fatalf("%d nodes, countNodes %d", len(ps.d.nodes), countNodes(data, 0, 16, ""))
 		}
+		checkSkip(t, data, "a", Limits{MaxDepth: 16})
+		checkCheckOnly(t, data, Limits{MaxDepth: 16})
+		checkSkip(t, data, "metadata", Limits{MaxDepth: 16, MaxValues: 40})
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error type %T", err)

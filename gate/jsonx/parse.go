@@ -24,6 +24,17 @@ type Limits struct {
 	// and object keys. A parsed value costs 40-56 bytes, so a hostile 4 MB
 	// document of "0,0,..." would otherwise become a tree of over 100 MB.
 	MaxValues int
+	// Skip names members whose value, when an array or an object, the
+	// caller does not read (the gate's chunk "metadata"): it is checked as
+	// everything else is (syntax, depth, values, duplicate keys, with the
+	// same errors) but not kept, and is null in the tree. A hostile
+	// metadata object of 350,000 keys then costs the parse its keys while
+	// they are checked, not a node for every key and value.
+	Skip string
+	// CheckOnly checks the whole document as Skip checks a value and keeps
+	// none of it: the result is null unless the document is a scalar. For
+	// a caller that only needs to know the document is valid.
+	CheckOnly bool
 }
 
 func (e *Error) Error() string { return "offset " + strconv.Itoa(e.Offset) + ": " + e.Msg }
@@ -97,18 +108,45 @@ type Parser struct {
 	frames []frame
 	hi     int // nodes the previous parse used, cleared by the next
 	small  int // parses in a row that used under a quarter of an oversized arena
+	rep    Repeats
+	keys   *objectKeys // made at the first object with over 8 keys
 }
 
-// Memory a Parser keeps between parses without question. An arena or a
-// copy larger than this is kept while documents keep needing it and dropped
-// after dropAfter parses that used under a quarter of it: a single 4 MiB
-// request should not leave a 30 MB arena behind for good, but a stream of
-// large requests should not reallocate it every time either.
+// Memory a Parser keeps between parses without question: 4 MiB of copy,
+// of arena (256 Ki nodes) and of duplicate-check memory, more than any
+// document within the gate's default limits needs (a 1 MiB request holds
+// at most 132 Ki values). Kept, a TinyGo instance allocates the memory
+// once, while its heap is still whole, and never needs to find that much
+// contiguous room again: allocated afresh for each large document, it
+// had to, in a heap that the small buffers kept between calls had cut
+// into pieces, and the module trapped. More than this (a policy that
+// raises the limits) is dropped by the first parse that needs under a
+// quarter of it.
 const (
-	retainBytes = 1 << 20
-	retainNodes = 1 << 16
-	dropAfter   = 4
+	retainBytes = 4 << 20
+	retainNodes = 1 << 18
+	dropAfter   = 1
 )
+
+// Trim drops the Parser's memory beyond what it keeps without question
+// (an arena, a copy or duplicate-check memory a document over the gate's
+// default limits left), for a caller done with the last parse's Value,
+// which must not be used after: that much is not kept until the next
+// large document.
+func (ps *Parser) Trim() {
+	if ps.d != nil && cap(ps.d.nodes) > retainNodes {
+		ps.d.nodes, ps.d.root, ps.hi, ps.small = nil, Value{}, 0, 0
+	}
+	if ps.d != nil {
+		ps.d.src = nil
+	}
+	if cap(ps.buf) > retainBytes {
+		ps.buf = nil
+	}
+	if cap(ps.rep.a) > retainNodes {
+		ps.rep = Repeats{}
+	}
+}
 
 // Parse parses a copy of data (see the package function Parse for the
 // rules) into the Parser's reused memory.
@@ -136,24 +174,85 @@ func (ps *Parser) ParseInPlace(data []byte, lim Limits) (*Value, error) {
 
 // countNodes returns an upper bound of the arena nodes a document needs:
 // every value but the top-level one follows a '[', '{', ',' or ':' outside
-// a string. It stops counting past maxValues (> 0), where the parse fails.
-func countNodes(src []byte, maxValues int) int {
-	n := 0
+// a string. It stops counting past maxValues (> 0), and at a bracket that
+// opens level maxDepth+1 (maxDepth > 0): the parse fails there at the
+// latest, so nothing after it needs a node. Without that stop, 1 MiB of
+// '[' (refused at level 33) had a 16 MiB arena allocated first, and a
+// module whose heap had grown took seconds to find room for it, or trapped.
+// Inside the value of a member named skip (written without escapes), only
+// keys take nodes (see Limits.Skip), so only ':' is counted there.
+func countNodes(src []byte, maxValues, maxDepth int, skip string) int {
+	n, depth := 0, 0
+	skipDepth := -1 // the depth the skipped value closes back to; -1: not in one
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
-		case ',', ':', '[', '{':
+		case ',':
+			if skipDepth < 0 {
+				n++
+			}
+		case ':':
 			n++
+		case '[', '{':
+			if skipDepth < 0 {
+				n++
+			}
+			if depth++; maxDepth > 0 && depth > maxDepth {
+				i = len(src)
+			}
+		case ']', '}':
+			if depth--; depth == skipDepth {
+				skipDepth = -1
+			}
 		case '"':
 			// Skip the string: plain bytes fast, an escape's next byte too.
+			start := i + 1
 			for i++; i < len(src) && src[i] != '"'; i++ {
 				if src[i] == '\\' {
 					i++
+				}
+			}
+			if skip != "" && skipDepth < 0 && i-start == len(skip) && i < len(src) && view(src[start:i]) == skip {
+				// A key? Then its value, if a container, is skipped.
+				j := i + 1
+				for j < len(src) && (src[j] == ' ' || src[j] == '\n' || src[j] == '\t' || src[j] == '\r') {
+					j++
+				}
+				if j < len(src) && src[j] == ':' {
+					for j++; j < len(src) && (src[j] == ' ' || src[j] == '\n' || src[j] == '\t' || src[j] == '\r'); j++ {
+					}
+					if j < len(src) && (src[j] == '[' || src[j] == '{') {
+						n++ // the member's ':' (its value's node, a null)
+						skipDepth = depth
+						i = j // the bracket: its depth counts, not its node
+						if depth++; maxDepth > 0 && depth > maxDepth {
+							i = len(src)
+						}
+					}
 				}
 			}
 		}
 	}
 	if maxValues > 0 && n > maxValues {
 		n = maxValues
+	}
+	return n
+}
+
+// countKeys is countNodes for a CheckOnly parse: only the keys of open
+// objects take nodes, and there is one ':' outside strings per key.
+func countKeys(src []byte) int {
+	n := 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case ':':
+			n++
+		case '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		}
 	}
 	return n
 }
@@ -175,6 +274,9 @@ func (ps *Parser) parse(src []byte, lim Limits) (*Value, *Error) {
 	if ps.small >= dropAfter {
 		d.nodes, ps.hi, ps.small = nil, 0, 0 // Parse has dropped buf
 	}
+	if cap(ps.rep.a) > retainNodes && 4*len(src) < cap(ps.rep.a) {
+		ps.rep = Repeats{} // more than is kept, and more keys than this document has bytes/4
+	}
 	clear(d.nodes[:ps.hi])
 	d.root = Value{}
 	d.src = src
@@ -183,15 +285,19 @@ func (ps *Parser) parse(src []byte, lim Limits) (*Value, *Error) {
 	// more times while its heap grows. The stack of unfinished containers'
 	// items shares it (parser.buf), so a parse allocates nothing else.
 	arena := d.nodes[:cap(d.nodes)]
-	if need := countNodes(src, lim.MaxValues); len(arena) < need {
+	need := countNodes(src, lim.MaxValues, lim.MaxDepth, lim.Skip)
+	if lim.CheckOnly {
+		need = countKeys(src)
+	}
+	if len(arena) < need {
 		arena = make([]Value, need)
 	}
 	if ps.frames == nil {
 		ps.frames = make([]frame, 0, 16)
 	}
 	p := parser{d: d, src: src, maxDepth: lim.MaxDepth, maxValues: lim.MaxValues, values: 1, // values: the top-level one
-		buf: arena, top: len(arena), frames: ps.frames[:0]}
-	v, err := p.parse()
+		buf: arena, top: len(arena), frames: ps.frames[:0], skip: lim.Skip, skipNext: lim.CheckOnly}
+	v, err := p.parse(ps)
 	ps.frames = p.frames[:0]
 	d.nodes = p.buf[:p.front]
 	ps.hi = len(d.nodes)
@@ -211,8 +317,9 @@ func (ps *Parser) parse(src []byte, lim Limits) (*Value, *Error) {
 
 type frame struct {
 	kind  Kind
-	start int // parser.top when the container opened: its items are buf[top:start], last first
-	open  int // byte offset of the opening bracket, for error messages
+	skip  bool // inside a skipped value (Limits.Skip): only its objects' keys are kept, until they close
+	start int  // parser.top when the container opened: its items are buf[top:start], last first
+	open  int  // byte offset of the opening bracket, for error messages
 }
 
 // parser is the state of one parse.
@@ -231,6 +338,22 @@ type parser struct {
 	buf        []Value
 	front, top int
 	frames     []frame
+	skip       string // Limits.Skip
+	skipNext   bool   // the value being read is a Skip member's
+}
+
+// objectKeys are the member names of the object the parser is closing:
+// items hold a key every stride values (2: key, value; 1: keys alone, in
+// a skipped value), and a key is (off, n) in src.
+type objectKeys struct {
+	src    []byte
+	items  []Value
+	stride int
+}
+
+func (k *objectKeys) Key(i int) string {
+	v := &k.items[k.stride*i]
+	return view(k.src[v.off : v.off+v.n])
 }
 
 func (p *parser) fail(msg string) *Error { return &Error{Offset: p.pos, Msg: msg} }
@@ -256,7 +379,10 @@ func (p *parser) found() string {
 	return "byte 0x" + string([]byte{hex[c>>4], hex[c&15]})
 }
 
-func (p *parser) parse() (Value, *Error) {
+// parse parses p.src; ps lends the duplicate-key check its memory (a
+// parameter, not a field of p: escape analysis would then move a local
+// Parser to the heap).
+func (p *parser) parse(ps *Parser) (Value, *Error) {
 	p.skipWS()
 	for {
 		// Expecting a value.
@@ -274,12 +400,14 @@ func (p *parser) parse() (Value, *Error) {
 			if c == '{' {
 				k, closer = Object, '}'
 			}
-			p.frames = append(p.frames, frame{kind: k, start: p.top, open: p.pos})
+			skip := p.skipNext || len(p.frames) > 0 && p.frames[len(p.frames)-1].skip
+			p.skipNext = false
+			p.frames = append(p.frames, frame{kind: k, skip: skip, start: p.top, open: p.pos})
 			p.pos++
 			p.skipWS()
 			if p.pos < len(p.src) && p.src[p.pos] == closer {
 				p.pos++
-				v, _ = p.close() // empty: no duplicate keys
+				v, _ = p.close(ps) // empty: no duplicate keys
 				break
 			}
 			if k == Object {
@@ -317,6 +445,7 @@ func (p *parser) parse() (Value, *Error) {
 		}
 
 		// A value is complete: attach it and close every container it ends.
+		p.skipNext = false // a scalar Skip value is kept
 		for {
 			if len(p.frames) == 0 {
 				p.skipWS()
@@ -325,10 +454,10 @@ func (p *parser) parse() (Value, *Error) {
 				}
 				return v, nil
 			}
-			if err := p.push(v); err != nil {
+			f := p.frames[len(p.frames)-1]
+			if err := p.add(v, !f.skip); err != nil {
 				return Value{}, err
 			}
-			f := p.frames[len(p.frames)-1]
 			p.skipWS()
 			if p.pos >= len(p.src) {
 				return Value{}, p.fail("expected ',' or a closing bracket, found end of input")
@@ -347,7 +476,7 @@ func (p *parser) parse() (Value, *Error) {
 			if (f.kind == Object && c == '}') || (f.kind == Array && c == ']') {
 				p.pos++
 				var err *Error
-				if v, err = p.close(); err != nil {
+				if v, err = p.close(ps); err != nil {
 					return Value{}, err
 				}
 				continue
@@ -375,15 +504,22 @@ func (p *parser) key() *Error {
 	}
 	p.pos++
 	p.skipWS()
-	return p.push(Value{kind: String, off: int32(off), n: int32(n)})
+	if p.skip != "" && len(p.frames) > 0 && !p.frames[len(p.frames)-1].skip && view(p.src[off:off+n]) == p.skip {
+		p.skipNext = true
+	}
+	return p.add(Value{kind: String, off: int32(off), n: int32(n)}, true)
 }
 
-// push adds a finished value to the open container's items, counting it
-// against MaxValues.
-func (p *parser) push(v Value) *Error {
+// add counts a finished value against MaxValues and, with keep, adds it to
+// the open container's items (a value inside a skipped one is counted
+// only; keys are always kept, for the duplicate check).
+func (p *parser) add(v Value, keep bool) *Error {
 	p.values++
 	if p.maxValues > 0 && p.values > p.maxValues {
 		return &Error{Offset: p.pos, Msg: "more than " + strconv.Itoa(p.maxValues) + " values", TooMany: true}
+	}
+	if !keep {
+		return nil
 	}
 	if p.top == p.front {
 		p.grow()
@@ -410,17 +546,25 @@ func (p *parser) grow() {
 // close pops the innermost container and returns it as a value whose items
 // are moved, in document order and next to each other, to the front of the
 // arena. An object with a repeated key is an error.
-func (p *parser) close() (Value, *Error) {
+func (p *parser) close(ps *Parser) (Value, *Error) {
 	f := p.frames[len(p.frames)-1]
 	p.frames = p.frames[:len(p.frames)-1]
 	items := p.buf[p.top:f.start]
 	for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
 		items[i], items[j] = items[j], items[i]
 	}
+	stride := 2
+	if f.skip {
+		stride = 1 // keys alone
+	}
 	if f.kind == Object {
-		if err := p.checkDuplicates(items, f.open); err != nil {
+		if err := p.checkDuplicates(ps, items, stride, f.open); err != nil {
 			return Value{}, err
 		}
+	}
+	if f.skip {
+		p.top = f.start
+		return Value{}, nil // null
 	}
 	first := p.front
 	moved := p.buf[first : first+len(items)]
@@ -436,37 +580,55 @@ func (p *parser) close() (Value, *Error) {
 // text is v.text() for a value still on the stack (no d yet).
 func (p *parser) text(v *Value) string { return view(p.src[v.off : v.off+v.n]) }
 
-// checkDuplicates rejects an object with a repeated key. Small objects are
-// checked pairwise; large ones with a map so hostile input stays linear.
-func (p *parser) checkDuplicates(items []Value, open int) *Error {
-	n := len(items) / 2
+// checkDuplicates rejects an object with a repeated key: keys are hashed
+// and compared through Repeats, whose cost is linear in the keys' bytes
+// for any input (repeats.go).
+func (p *parser) checkDuplicates(ps *Parser, items []Value, stride, open int) *Error {
+	n := len(items) / stride
 	dup := -1
-	if n <= 16 {
-	outer:
-		for i := 1; i < n; i++ {
-			ki := p.text(&items[2*i])
+	switch {
+	case n < 2:
+		return nil
+	case n <= 4:
+		// Most objects: pairwise, bytes (at most 1.5 times the keys' own).
+		for i := 1; i < n && dup < 0; i++ {
+			k := p.text(&items[stride*i])
 			for j := 0; j < i; j++ {
-				if p.text(&items[2*j]) == ki {
+				if EqualKeys(p.text(&items[stride*j]), k) {
 					dup = i
-					break outer
+					break
 				}
 			}
 		}
-	} else {
-		seen := make(map[string]struct{}, n)
-		for i := 0; i < n; i++ {
-			k := p.text(&items[2*i])
-			if _, ok := seen[k]; ok {
-				dup = i
-				break
+	case n <= 8:
+		// Pairwise over hashes on the stack.
+		var h [8]uint64
+		for i := 0; i < n && dup < 0; i++ {
+			k := p.text(&items[stride*i])
+			h[i] = HashKey(k)
+			for j := 0; j < i; j++ {
+				if h[j] == h[i] && EqualKeys(p.text(&items[stride*j]), k) {
+					dup = i
+					break
+				}
 			}
-			seen[k] = struct{}{}
 		}
+	default:
+		h := ps.rep.Hashes(n)
+		for i := range h {
+			h[i] = HashKey(p.text(&items[stride*i]))
+		}
+		if ps.keys == nil {
+			ps.keys = &objectKeys{}
+		}
+		ps.keys.src, ps.keys.items, ps.keys.stride = p.src, items, stride
+		dup, _ = ps.rep.First(ps.keys)
+		ps.keys.src, ps.keys.items = nil, nil
 	}
 	if dup < 0 {
 		return nil
 	}
-	k := p.text(&items[2*dup])
+	k := p.text(&items[stride*dup])
 	if len(k) > 64 {
 		k = k[:64] + "..."
 	}
@@ -528,7 +690,7 @@ func (p *parser) number(v *Value) *Error {
 		mayOverflow = true
 	}
 	if mayOverflow {
-		if raw := view(s[start:p.pos]); !isFinite(parseFloat(raw)) {
+		if raw := view(s[start:p.pos]); !NumberFinite(raw) {
 			return &Error{Offset: start, Msg: "number " + clip(raw) + " overflows float64"}
 		}
 	}

@@ -119,6 +119,20 @@ func appendEscape(dst []byte, s string, i int) ([]byte, int) {
 		}
 		return dst, i + 1
 	}
+	if j := copiedRun(s, i); j > i {
+		return append(dst, s[i:j]...), j
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size == 1 {
+		return append(dst, `\ufffd`...), i + 1
+	}
+	return append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&15]), i + size
+}
+
+// copiedRun returns the end of the run of multi-byte runes at s[i] that
+// AppendString copies as they are: valid UTF-8 other than U+2028 and
+// U+2029 (i when there is none).
+func copiedRun(s string, i int) int {
 	j := i
 	for j < len(s) && s[j] >= utf8.RuneSelf {
 		r, size := utf8.DecodeRuneInString(s[j:])
@@ -127,14 +141,7 @@ func appendEscape(dst []byte, s string, i int) ([]byte, int) {
 		}
 		j += size
 	}
-	if j > i {
-		return append(dst, s[i:j]...), j
-	}
-	r, size := utf8.DecodeRuneInString(s[i:])
-	if r == utf8.RuneError && size == 1 {
-		return append(dst, `\ufffd`...), i + 1
-	}
-	return append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&15]), i + size
+	return j
 }
 
 // PlainLen is the length of the longest prefix of s that AppendString copies

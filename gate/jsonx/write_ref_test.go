@@ -91,6 +91,9 @@ func checkStringRef(t *testing.T, s string) {
 	if string(got) != string(want) {
 		t.Fatalf("AppendString(%q) = %q, reference %q", s, got, want)
 	}
+	if n := StringLen(s); n != len(want)-2 {
+		t.Fatalf("StringLen(%q) = %d, AppendString writes %d", s, n, len(want)-2)
+	}
 	// Split anywhere on a rune boundary, the content writer gives the same.
 	for cut := 0; cut <= len(s); cut++ {
 		if cut < len(s) && !utf8.RuneStart(s[cut]) {
@@ -207,6 +210,9 @@ func checkKeyFloatRef(t *testing.T, x float64) {
 	b[0] = 'p'
 	if got := AppendKeyFloat(b, `,"k":`, x); string(got) != want {
 		t.Fatalf("AppendKeyFloat(%v) from a full buffer = %s, reference %s", x, got, want)
+	}
+	if n := FloatLen(x); n != len(want)-len(`p,"k":`) {
+		t.Fatalf("FloatLen(%v) = %d, AppendFloat writes %d", x, n, len(want)-len(`p,"k":`))
 	}
 }
 

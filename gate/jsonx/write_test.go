@@ -220,3 +220,67 @@ func FuzzPutFloatPutPlain(f *testing.F) {
 		checkPutPlain(t, s)
 	})
 }
+
+// TestNumberFinite holds the cheap overflow test to strconv over numbers
+// around the largest float64, written every way the grammar allows.
+func TestNumberFinite(t *testing.T) {
+	mants := []string{"0", "1", "9", "1.7976931348623157", "1.7976931348623158", "1.7976931348623159", "1.8", "17.976931348623157",
+		"0.00017976931348623157", "0.1", "0.000", "12345678901234567890", "0.0000000000000000000000001", "100"}
+	for _, m := range mants {
+		for _, e := range []int{-400, -308, 0, 1, 100, 290, 300, 305, 306, 307, 308, 309, 310, 311, 312, 330, 400, 99999} {
+			for _, sign := range []string{"", "-"} {
+				for _, form := range []string{"e", "E+"} {
+					raw := sign + m + form + strconv.Itoa(e)
+					if e < 0 && form == "E+" {
+						raw = sign + m + "E" + strconv.Itoa(e)
+					}
+					f, _ := strconv.ParseFloat(raw, 64)
+					if got, want := NumberFinite(raw), !math.IsInf(f, 0); got != want {
+						t.Errorf("NumberFinite(%s) = %v, strconv says %v", raw, got, want)
+					}
+				}
+			}
+		}
+	}
+	long := "1" + strings.Repeat("7", 307)
+	for _, raw := range []string{long, long + "7", long + "77", "-" + long + "77", "0." + long + "e310", "0.0" + long + "e311", strings.Repeat("9", 309)} {
+		f, _ := strconv.ParseFloat(raw, 64)
+		if got, want := NumberFinite(raw), !math.IsInf(f, 0); got != want {
+			t.Errorf("NumberFinite(%.20s... %d digits) = %v, strconv says %v", raw, len(raw), got, want)
+		}
+	}
+}
+
+func FuzzNumberFinite(f *testing.F) {
+	f.Add(uint64(17976931348623157), int16(292), uint8(3))
+	f.Fuzz(func(t *testing.T, mant uint64, exp int16, point uint8) {
+		digits := strconv.FormatUint(mant, 10)
+		p := int(point) % (len(digits) + 1)
+		raw := digits
+		if p > 0 && p < len(digits) {
+			raw = digits[:p] + "." + digits[p:]
+		} else if p == len(digits) && p > 1 {
+			raw = "0." + digits
+		}
+		if len(raw) > 1 && raw[0] == '0' && raw[1] != '.' {
+			return // a leading zero: not the grammar
+		}
+		raw += "e" + strconv.Itoa(int(exp))
+		v, _ := strconv.ParseFloat(raw, 64)
+		if got, want := NumberFinite(raw), !math.IsInf(v, 0); got != want {
+			t.Fatalf("NumberFinite(%s) = %v, strconv says %v", raw, got, want)
+		}
+	})
+}
+
+// TestNumberFiniteFollowsParseFloat: where ParseFloat stops being exact
+// (huge digit counts, five-digit exponents), NumberFinite gives its answer.
+func TestNumberFiniteFollowsParseFloat(t *testing.T) {
+	for _, raw := range []string{"1" + strings.Repeat("7", 20000) + "e-19900", "1" + strings.Repeat("7", 100000) + "e-999999",
+		"1" + strings.Repeat("7", 4000) + "e-999999", "0." + strings.Repeat("0", 500000) + "1e500005", "1e99999", "1e-99999", "1e00308", "1e000309"} {
+		f, _ := strconv.ParseFloat(raw, 64)
+		if got, want := NumberFinite(raw), !math.IsInf(f, 0); got != want {
+			t.Errorf("NumberFinite(%.20s...%d bytes) = %v, ParseFloat finite %v", raw, len(raw), got, want)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 package wire
 
+import "strconv"
+
 // Error is every error the gate returns. Field names the offending input
 // field as a path (for example "chunks[3].scores.vector"), so a user can fix
 // the request without reading the source. Code is stable and maps to HTTP
@@ -32,3 +34,9 @@ const CodeInternal = "internal"
 
 // Errorf returns an *Error with code, field and message.
 func Errorf(code, field, msg string) *Error { return &Error{Code: code, Field: field, Message: msg} }
+
+// LimitError is the error of a request (or an output) over the limit
+// named name: code "limit", naming the field and what it is.
+func LimitError(field, what string, limit int, name string) *Error {
+	return Errorf(CodeLimit, field, what+"; the limit is "+strconv.Itoa(limit)+" ("+name+")")
+}

@@ -236,4 +236,7 @@ type Limits struct {
 	MaxQueryBytes    int // len(query)
 	MaxEmbeddingDims int // len(query_embedding), len(chunks[i].embedding)
 	MaxDepth         int // JSON nesting depth
+	// MaxDecisionBytes bounds the JSON one call writes: a decision (and
+	// what Decide returns would encode to), or an answer's validation.
+	MaxDecisionBytes int
 }

@@ -10,18 +10,21 @@ import (
 	"time"
 )
 
-// slowRequest is valid and slow for the TinyGo module: one chunk whose
-// metadata has many distinct keys (issue 15's attack, smaller).
-func slowRequest(keys int) []byte {
+// slowRequest is valid, within the default limits, and slow for the TinyGo
+// module with termination checks (0.3-0.7 s; 80-120 ms without): 1000
+// chunks of CJK text, the costliest text to tokenize. (Issue 15's attack, a
+// metadata object of many keys, is no longer slow, and over 1 MiB it is
+// refused before it is read.)
+func slowRequest() []byte {
 	var b bytes.Buffer
-	b.WriteString(`{"query":"how do I reset my password","chunks":[{"id":"m","text":"reset the password in settings","scores":{"vector":0.8},"metadata":{`)
-	for i := range keys {
+	b.WriteString(`{"query":"知识检索的置信度","chunks":[`)
+	for i := range 1000 {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`"k` + strconv.Itoa(i) + `":1`)
+		b.WriteString(`{"id":"c` + strconv.Itoa(i) + `","text":"` + strings.Repeat("知识检索增强生成系统的置信度门控", 15) + `","scores":{"vector":0.8}}`)
 	}
-	b.WriteString(`}}]}`)
+	b.WriteString(`]}`)
 	return b.Bytes()
 }
 
@@ -49,7 +52,7 @@ func health(t *testing.T, s *testServer) healthView {
 // without checks that merely ends late never is), and it never takes an
 // instance of the fast pool, where ordinary requests keep being decided.
 func TestLargeRequestLane(t *testing.T) {
-	s := start(t, Options{LargeBodyBytes: 64 << 10, LargeConcurrency: 1, PoolSize: 2, GateTimeout: 300 * time.Millisecond})
+	s := start(t, Options{LargeBodyBytes: 64 << 10, LargeConcurrency: 1, PoolSize: 2, GateTimeout: 100 * time.Millisecond})
 	small := request(t, "default", "inject")
 	if r := post(t, s.url+"/v1/gate", small); r.status != 200 {
 		t.Fatalf("small request: %d %s", r.status, r.body)
@@ -58,7 +61,7 @@ func TestLargeRequestLane(t *testing.T) {
 	if h.Pool.Size != 2 || h.LargePool.Size != 1 || h.LargePool.Live != 0 || h.LargeBodyBytes != 64<<10 {
 		t.Fatalf("after a small request: %+v", h)
 	}
-	slow := slowRequest(120000)
+	slow := slowRequest()
 	began := time.Now()
 	r := post(t, s.url+"/v1/gate", slow)
 	t.Logf("%d-byte request answered %d after %v", len(slow), r.status, time.Since(began).Round(time.Millisecond))
@@ -93,8 +96,8 @@ func TestLargeRequestLane(t *testing.T) {
 // stopped at the deadline in the lane, and the upstream is not called.
 func TestLargeRequestLaneGateway(t *testing.T) {
 	up := newUpstream(t, "Open Settings [S1].")
-	s := start(t, Options{Upstream: up.ts.URL, GateTimeout: 300 * time.Millisecond})
-	gateReq := slowRequest(120000)
+	s := start(t, Options{Upstream: up.ts.URL, GateTimeout: 100 * time.Millisecond})
+	gateReq := slowRequest()
 	var m map[string]json.RawMessage
 	decode(t, gateReq, &m)
 	chat := mustJSON(t, map[string]any{"model": "m", "documents": m["chunks"],

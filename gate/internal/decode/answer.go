@@ -70,18 +70,35 @@ func ParseAnswer(data []byte, lim *Limits, inPlace bool) (*wire.Answer, *Error) 
 	if a.Tags, err = jsonread.Strs(tags, at, CodeBadAnswer); err != nil {
 		return nil, err
 	}
+	// The first bad tag, unless a tag before it repeats an earlier one.
+	// Repeats, not a pairwise loop: max_chunks tags would be 500,000
+	// comparisons.
+	bad := len(a.Tags)
 	for i, t := range a.Tags {
 		if !isSourceTag(t) {
-			return nil, errorf(CodeBadAnswer, at.Index(i).String(), "must be a source tag like S1")
+			bad = i
+			break
 		}
-		for j := 0; j < i; j++ {
-			if a.Tags[j] == t {
-				return nil, errorf(CodeBadAnswer, at.Index(i).String(), "duplicate tag \""+t+"\"")
-			}
-		}
+	}
+	var r jsonx.Repeats
+	h := r.Hashes(bad)
+	for i := range h {
+		h[i] = jsonx.HashKey(a.Tags[i])
+	}
+	offered := tagList(a.Tags)
+	if i, _ := r.First(&offered); i >= 0 {
+		return nil, errorf(CodeBadAnswer, at.Index(i).String(), "duplicate tag \""+a.Tags[i]+"\"")
+	}
+	if bad < len(a.Tags) {
+		return nil, errorf(CodeBadAnswer, at.Index(bad).String(), "must be a source tag like S1")
 	}
 	return a, nil
 }
+
+// tagList gives jsonx.Repeats the offered tags.
+type tagList []string
+
+func (t *tagList) Key(i int) string { return (*t)[i] }
 
 // isSourceTag reports whether t matches S[1-9][0-9]* (at most 9 digits, so
 // the number fits any int).

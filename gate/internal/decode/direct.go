@@ -2,7 +2,6 @@ package decode
 
 import (
 	"math/bits"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -12,6 +11,7 @@ import (
 	"github.com/ctxgate/ctxgate/gate/internal/timefmt"
 	"github.com/ctxgate/ctxgate/gate/internal/view"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/wire"
 )
 
 // The direct request decoder: one pass over the JSON straight into a
@@ -53,7 +53,8 @@ const (
 	// small fixed Wasm stack is never at risk.
 	maxFastLevel = 48
 	// maxFastKeys bounds the keys of one metadata object, checked for
-	// duplicates pairwise; a bigger object takes the tree decoder.
+	// duplicates pairwise (by hash); a bigger object takes the tree
+	// decoder.
 	maxFastKeys = 64
 )
 
@@ -72,18 +73,19 @@ type Memory struct {
 	req    Request
 	lists  [][]Chunk // lists[0] for chunks, lists[1+i] for results_per_query[i]
 	rpq    [][]Chunk
-	blocks [][]byte // blocks[k]: the strings of the k-th chunk of the request
-	floats []float64
+	blocks [][]byte    // blocks[k]: the strings of the k-th chunk of the request
+	embs   [][]float64 // embs[0] for query_embedding, embs[1+k] for the k-th chunk's embedding
 	query  []byte
 	now    []byte
-	ids    []int32 // duplicate-id hash table
-	kept   int     // bytes of the buffers above after the last decode (measure)
+	ids    []int32  // duplicate-id hash table
+	idHash []uint64 // the ids' hashes, for it
+	kept   int      // bytes of the buffers above after the last decode (measure)
 
 	// The decoder's scratch, kept too so that metadata or a caller-owned
 	// decode does not grow it from nothing every time.
 	tmp  []byte    // caller-owned path: the block the Request's strings go to (callerBlock)
 	junk []byte    // strings nobody keeps (metadata)
-	keys []int32   // the open metadata objects' keys so far: start, end in src
+	keys []uint64  // the hashes of the open metadata objects' keys so far
 	fl   []float64 // caller-owned path: an embedding before its copy
 
 	// The decoder itself: TinyGo's escape analysis puts a local one on the
@@ -168,31 +170,46 @@ func (m *Memory) AsIs(text string, src []byte) []byte {
 }
 
 // retainBytes is the memory an engine keeps for its Request without
-// question; more is dropped when a request comes that needs much less, so
-// one 4 MiB request does not pin its blocks and floats for good (the same
-// rule as jsonx.Parser's).
-const retainBytes = 1 << 20
+// question: more than a request within the default limits needs, so a
+// TinyGo instance allocates it once and keeps it (jsonx.Parser's rule,
+// and why). More (a policy that raises the limits) is dropped when a
+// request comes that needs much less.
+const retainBytes = 4 << 20
 
 // measure records how much memory m keeps (after an owned decode).
 func (m *Memory) measure() {
-	n := 8*cap(m.floats) + cap(m.junk) + cap(m.query) + cap(m.now)
+	n := cap(m.junk) + cap(m.query) + cap(m.now) + 8*cap(m.idHash) + 4*cap(m.ids)
+	for _, e := range m.embs {
+		n += 8 * cap(e)
+	}
 	for _, b := range m.blocks {
 		n += cap(b)
 	}
 	m.kept = n
 }
 
-// release drops m's buffers when they are far larger than a request of n
-// bytes can need (its strings and numbers take at most 5n bytes, and
-// capacities run up to twice that).
+// Release drops m's buffers when they are more than it keeps for good
+// (retainBytes): the memory of a large request is not kept while m is
+// not decoding (the engine checks an answer).
+func (m *Memory) Release() { m.release(0) }
+
+// release drops m's buffers when they are larger than a request of n
+// bytes is likely to need (its strings take at most n bytes, its numbers
+// at most 4n, and capacities run up to twice that): memory one large
+// request left is not kept for the small ones after it, in a TinyGo heap
+// of a few tens of megabytes.
 func (m *Memory) release(n int) {
-	if m.kept <= retainBytes || m.kept <= 16*n {
+	if m.kept <= retainBytes || m.kept <= 4*n {
 		return
 	}
 	for i := range m.blocks {
 		m.blocks[i] = nil
 	}
-	m.floats, m.junk, m.query, m.now, m.kept = nil, nil, nil, nil, 0
+	m.embs, m.junk, m.query, m.now, m.kept = nil, nil, nil, nil, 0
+	// The chunks hold strings over the blocks: they go too, or the blocks
+	// stay alive through them.
+	m.req, m.lists, m.rpq = Request{}, nil, nil
+	m.ids, m.idHash, m.asIs, m.asIsTab, m.tmp, m.fl = nil, nil, nil, nil, nil, nil
 }
 
 // directDecoder is the state of one direct decode.
@@ -221,7 +238,7 @@ func decodeDirect(data []byte, lim *Limits, m *Memory, owned bool) (req *Request
 		m = &Memory{}
 	}
 	d := &m.dec
-	*d = directDecoder{src: data, lim: *lim, values: 1, maxValues: lim.MaxRequestBytes / 4, m: m, owned: owned}
+	*d = directDecoder{src: data, lim: *lim, values: 1, maxValues: valueBudget(lim), m: m, owned: owned}
 	if d.maxValues <= 0 {
 		d.maxValues = int(^uint(0) >> 1) // no limit (as in jsonx)
 	}
@@ -229,9 +246,11 @@ func decodeDirect(data []byte, lim *Limits, m *Memory, owned bool) (req *Request
 	if d.maxLevel > maxFastLevel {
 		d.maxLevel = maxFastLevel
 	}
+	// A decode that gave up inside a metadata object left its keys here:
+	// without this they piled up from one call to the next.
+	m.keys = m.keys[:0]
 	if owned {
 		m.release(len(data))
-		m.floats = m.floats[:0]
 		m.asIs = m.asIs[:0]
 		m.req = Request{}
 		req = &m.req
@@ -612,7 +631,7 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 			case 't':
 				e = '\t'
 			case 'u':
-				r, ok := hex4(s, i)
+				r, ok := jsonx.Hex4(s, i)
 				if !ok || (r >= 0xDC00 && r <= 0xDFFF) {
 					return dst, false
 				}
@@ -627,7 +646,7 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 					if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
 						return dst, false
 					}
-					lo, ok := hex4(s, i+2)
+					lo, ok := jsonx.Hex4(s, i+2)
 					if !ok || lo < 0xDC00 || lo > 0xDFFF {
 						return dst, false
 					}
@@ -683,27 +702,6 @@ func growBytes(dst []byte, n int) []byte {
 	return b
 }
 
-func hex4(s []byte, i int) (rune, bool) {
-	if i < 0 || len(s)-i < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
 // number reads a number (jsonx's grammar) and converts it as
 // jsonx.Value.Float does (decode_number.go); an overflow gives up.
 func (d *directDecoder) number() (float64, bool) {
@@ -716,48 +714,40 @@ func (d *directDecoder) number() (float64, bool) {
 	return f, ok
 }
 
-// numberText consumes a number's text, checking the grammar.
-func (d *directDecoder) numberText() bool {
-	s, i := d.src, d.pos
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	if i >= len(s) || s[i] < '0' || s[i] > '9' {
-		return false
-	}
-	if s[i] == '0' {
-		i++
-		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			return false
-		}
-	} else {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
+// plainStringEnd returns the end (past the closing quote) of the string
+// at s[i] == '"' when all its bytes are printable ASCII other than '\\',
+// else 0. Eight bytes a step: the common metadata string needs no copy.
+func plainStringEnd(s []byte, i int) int {
+	j := i + 1
+	for ; j+8 <= len(s); j += 8 {
+		x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+		// Marks a byte < 0x20, '"', '\\' or >= 0x80 (the has-less-than and
+		// has-zero tests of decode_direct's str, on one word).
+		if m := ((x - 0x20*swar.Lsb) | (x ^ '"'*swar.Lsb - swar.Lsb) | (x ^ '\\'*swar.Lsb - swar.Lsb) | x) & swar.Msb; m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			break
 		}
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
+	for ; j < len(s) && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '\\'; j++ {
+		if s[j] == '"' {
+			return j + 1
 		}
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
+	if j < len(s) && s[j] == '"' {
+		return j + 1
+	}
+	return 0
+}
+
+// hasExponent reports whether number text t has an 'e' or 'E'.
+func hasExponent(t []byte) bool {
+	for _, c := range t {
+		if c == 'e' || c == 'E' {
+			return true
 		}
 	}
-	d.pos = i
-	return true
+	return false
 }
 
 // literal consumes word (true, false or null).
@@ -781,102 +771,196 @@ func (d *directDecoder) boolean() (bool, bool) {
 	return false, false
 }
 
-// skip validates any value (a chunk's metadata) without keeping it: the
-// same checks the tree parser makes, duplicate keys included.
+// skip validates any value (a chunk's metadata) at nesting level without
+// keeping it: the same checks the tree parser makes, duplicate keys
+// included. It is one loop with its own stack of open containers, not a
+// call per value: under TinyGo a call costs more than a scalar's check,
+// and metadata of a million numbers spent most of its time in calls (100
+// ns a value in the module, 14 natively). Only strings with escapes or
+// bytes >= 0x80, numbers that could overflow and object keys leave the
+// loop.
 func (d *directDecoder) skip(level int) bool {
-	switch c := d.peek(); {
-	case c == '"':
-		var ok bool
-		d.m.junk, ok = d.str(d.m.junk[:0])
-		return ok
-	case c == '-' || (c >= '0' && c <= '9'):
-		start := d.pos
-		if !d.numberText() {
+	s := d.src
+	i := d.pos
+	// The open containers: '[' or '{', and where each object's key hashes
+	// start in d.m.keys.
+	var kind [maxFastLevel + 1]byte
+	var base [maxFastLevel + 1]int
+	depth := 0
+	for {
+		// A value starts at i (after white space).
+		for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+			i++
+		}
+		if i >= len(s) {
 			return false
 		}
-		// Like the tree parser, convert only what could overflow: an
-		// exponent, or over 308 integer digits.
-		t := d.src[start:d.pos]
-		for _, c := range t {
-			if c == 'e' || c == 'E' {
-				_, ok := d.numberAt(start)
-				return ok
-			}
-		}
-		if len(t) <= 308 {
-			return true
-		}
-		_, ok := d.numberAt(start)
-		return ok
-	case c == 't':
-		return d.literal("true")
-	case c == 'f':
-		return d.literal("false")
-	case c == 'n':
-		return d.literal("null")
-	case c == '[':
-		if !d.open('[', level) {
-			return false
-		}
-		if d.next(']') {
-			return true
-		}
-		for {
-			d.values++
-			if d.values > d.maxValues || !d.skip(level+1) {
+		switch c := s[i]; {
+		case c == '[' || c == '{':
+			if level+depth > d.maxLevel {
 				return false
 			}
-			more, done := d.more(']')
-			if done {
-				return true
+			kind[depth], base[depth] = c, len(d.m.keys)
+			depth++
+			i++
+			for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+				i++
 			}
-			if !more {
-				return false
+			if i < len(s) && s[i] == c+2 { // ']' or '}': empty
+				i++
+				depth--
+				break
 			}
-		}
-	case c == '{':
-		if !d.open('{', level) {
-			return false
-		}
-		if d.next('}') {
-			return true
-		}
-		base := len(d.m.keys)
-		for {
-			k, ok := d.key()
-			if !ok || len(d.m.keys)-base >= 2*maxFastKeys {
-				return false
-			}
-			// Duplicate keys: pairwise over this object's keys so far.
-			for j := base; j < len(d.m.keys); j += 2 {
-				if view.String(d.src[d.m.keys[j]:d.m.keys[j+1]]) == k {
+			if c == '[' {
+				d.values++ // the first element
+				if d.values > d.maxValues {
 					return false
 				}
+				continue
 			}
-			d.m.keys = append(d.m.keys, int32(d.kstart), int32(d.kstart+len(k)))
-			d.values++
-			if d.values > d.maxValues || !d.skip(level+1) {
+			if !d.member(&i, base[depth-1]) {
 				return false
 			}
-			more, done := d.more('}')
-			if done {
-				d.m.keys = d.m.keys[:base]
+			continue
+		case c == '"':
+			// A string of printable ASCII is checked where it is;
+			// anything else (escapes, UTF-8) is decoded, into scratch
+			// nobody reads.
+			if end := plainStringEnd(s, i); end > 0 {
+				i = end
+				break
+			}
+			d.pos = i
+			var ok bool
+			if d.m.junk, ok = d.str(d.m.junk[:0]); !ok {
+				return false
+			}
+			i = d.pos
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := numberEnd(s, i)
+			if j < 0 {
+				return false
+			}
+			// Finite, as the tree parser checks: only a number with an
+			// exponent or over 308 digits can overflow.
+			if t := s[i:j]; (len(t) > 16 || hasExponent(t)) && !jsonx.NumberFinite(view.String(t)) {
+				return false
+			}
+			i = j
+		case c == 't' || c == 'f' || c == 'n':
+			w := "null"
+			if c == 't' {
+				w = "true"
+			} else if c == 'f' {
+				w = "false"
+			}
+			if len(s)-i < len(w) || view.String(s[i:i+len(w)]) != w {
+				return false
+			}
+			i += len(w)
+		default:
+			return false
+		}
+		// A value ended at i: go on in its container, closing the
+		// containers it ends.
+		for {
+			if depth == 0 {
+				d.pos = i
 				return true
 			}
-			if !more {
+			for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
+				i++
+			}
+			if i >= len(s) {
 				return false
 			}
+			k := kind[depth-1]
+			if s[i] == ',' {
+				i++
+				if k == '[' {
+					d.values++ // the next element
+					if d.values > d.maxValues {
+						return false
+					}
+				} else if !d.member(&i, base[depth-1]) {
+					return false
+				}
+				break
+			}
+			if s[i] != k+2 {
+				return false
+			}
+			i++
+			depth--
+			d.m.keys = d.m.keys[:base[depth]]
 		}
 	}
-	return false
 }
 
-// numberAt converts the number text src[start:d.pos] as jsonx does: an
-// underflow is kept (0 or a subnormal), an overflow gives up (the tree
-// parser rejects it).
-func (d *directDecoder) numberAt(start int) (float64, bool) {
-	f, _ := strconv.ParseFloat(view.String(d.src[start:d.pos]), 64)
-	return f, number.Finite(f)
+// member reads an object member's `"key":` at *i for skip, counts the key
+// and its value against the budget, and checks the key against the
+// object's others (their hashes from base in d.m.keys): pairwise, up to
+// maxFastKeys keys. Keys that hash alike are given up on, equal or not:
+// the tree decoder's check (jsonx.Repeats) decides them, at a cost no
+// choice of keys can make quadratic.
+func (d *directDecoder) member(i *int, base int) bool {
+	d.pos = *i
+	k, ok := d.key()
+	if !ok || len(d.m.keys)-base >= maxFastKeys {
+		return false
+	}
+	h := jsonx.HashKey(k)
+	for _, o := range d.m.keys[base:] {
+		if o == h {
+			return false
+		}
+	}
+	d.m.keys = append(d.m.keys, h)
+	d.values++ // the value (key counted the key)
+	*i = d.pos
+	return d.values <= d.maxValues
+}
+
+// numberEnd returns the end of the number at s[i] (jsonx's grammar), or -1.
+func numberEnd(s []byte, i int) int {
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i >= len(s) || s[i] < '0' || s[i] > '9' {
+		return -1
+	}
+	if s[i] == '0' {
+		i++
+		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			return -1
+		}
+	} else {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return -1
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return -1
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	return i
 }
 
 // floats reads an array of numbers (an embedding) at nesting level.
@@ -884,10 +968,21 @@ func (d *directDecoder) floats(level int) ([]float64, bool) {
 	if !d.open('[', level) {
 		return nil, false
 	}
+	// Owned: into the slice this embedding's slot (0 for the query's,
+	// 1+k for chunk k's) had last time, one per embedding: a 4096-dim
+	// embedding is 32 KiB, where one slice for all of them grew to
+	// megabytes by doubling (a hostile request of 100 made a TinyGo
+	// instance run out of contiguous room).
 	out, start := d.m.fl[:0], 0
+	slot := 0
+	if level > 2 {
+		slot = d.k // chunk() counted this chunk already: d.k is its slot
+	}
 	if d.owned {
-		start = len(d.m.floats)
-		out = d.m.floats
+		for len(d.m.embs) <= slot {
+			d.m.embs = append(d.m.embs, nil)
+		}
+		out = d.m.embs[slot][:0]
 	}
 	if !d.next(']') {
 		s := d.src
@@ -928,8 +1023,8 @@ func (d *directDecoder) floats(level int) ([]float64, bool) {
 	}
 	d.dims = n
 	if d.owned {
-		d.m.floats = out
-		return out[start:len(out):len(out)], true
+		d.m.embs[slot] = out
+		return out[:len(out):len(out)], true
 	}
 	d.m.fl = out
 	return append(make([]float64, 0, n), out...), true
@@ -1010,7 +1105,7 @@ func (d *directDecoder) query(req *Request) bool {
 		return false
 	}
 	q := strings.TrimSpace(view.String(b[start:]))
-	if q == "" {
+	if wire.BlankQuery(q) {
 		return false
 	}
 	if d.owned {
@@ -1433,56 +1528,66 @@ func (d *directDecoder) scores(s *Scores, level int) bool {
 	return true
 }
 
-// duplicateIDs reports whether two chunks of the list share an id, with an
+// duplicateIDs reports whether two chunks of the list may share an id:
+// two ids hashing alike (jsonx.HashKey) make the decoder give up, equal or
+// not, and the tree decoder decides (jsonx.Repeats). The hashes go into an
 // open-addressing table of chunk indexes (a small one on the stack, a
-// bigger one reused by the engine): linear for hostile input, and no string
-// comparison unless two ids hash alike (pairwise comparisons were a runtime
-// call each under TinyGo, 190 for 20 chunks).
+// bigger one reused by the engine), and a probe compares hashes, never
+// ids: ids built to share a slot cost one integer comparison per probe,
+// where comparing 3.9 KiB ids along the probe sequence was quadratic in
+// bytes.
 func (d *directDecoder) duplicateIDs(cs []Chunk) bool {
 	if len(cs) < 2 {
 		return false
 	}
-	if len(cs) <= 32 {
+	if len(cs) <= 32 && !d.owned {
 		var small [64]int32
-		return sharedID(cs, small[:])
+		var hs [32]uint64
+		return sharedID(cs, small[:], hs[:len(cs)])
 	}
-	size := 128
+	// The engine's tables (no stack arrays to clear: under TinyGo each
+	// clear is a memory.fill, a call in wazero).
+	size := 64
+	if len(cs) > 32 {
+		size = 128
+	}
 	for size < 2*len(cs) {
 		size *= 2
 	}
 	var t []int32
+	var hs []uint64
 	if d.owned {
-		t = d.m.ids
+		t, hs = d.m.ids, d.m.idHash
 	}
 	if cap(t) < size {
 		t = make([]int32, size)
 	}
-	if d.owned {
-		d.m.ids = t
+	if cap(hs) < len(cs) {
+		hs = make([]uint64, len(cs))
 	}
-	return sharedID(cs, t[:size])
+	if d.owned {
+		d.m.ids, d.m.idHash = t, hs
+	}
+	return sharedID(cs, t[:size], hs[:len(cs)])
 }
 
 // sharedID is duplicateIDs over table t, a power of two at least twice
-// len(cs) long.
-func sharedID(cs []Chunk, t []int32) bool {
+// len(cs) long, with hs (len(cs) long) for the ids' hashes.
+func sharedID(cs []Chunk, t []int32, hs []uint64) bool {
 	for i := range t {
 		t[i] = -1
 	}
 	mask := uint64(len(t) - 1)
 	for i := range cs {
-		id := cs[i].ID
-		h := uint64(14695981039346656037)
-		for j := 0; j < len(id); j++ {
-			h = (h ^ uint64(id[j])) * 1099511628211
-		}
+		h := jsonx.HashKey(cs[i].ID)
+		hs[i] = h
 		for p := h & mask; ; p = (p + 1) & mask {
 			j := t[p]
 			if j < 0 {
 				t[p] = int32(i)
 				break
 			}
-			if cs[j].ID == id {
+			if hs[j] == h {
 				return true
 			}
 		}

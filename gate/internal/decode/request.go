@@ -10,6 +10,7 @@ import (
 	"github.com/ctxgate/ctxgate/gate/internal/jsonread"
 	"github.com/ctxgate/ctxgate/gate/internal/timefmt"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/wire"
 )
 
 // ParseRequest parses and validates a request document (docs/decision.md) into
@@ -23,7 +24,7 @@ import (
 //     "metadata", which may hold anything and is ignored.
 //   - An optional field given as null counts as absent (jsonread).
 //   - Limits (code "limit", naming the field): request bytes, nesting depth,
-//     JSON values (one per 4 bytes of max_request_bytes), query bytes,
+//     JSON values (one per 8 bytes of max_request_bytes, and 1024), query bytes,
 //     chunks per list, results_per_query lists, text bytes per chunk and in
 //     total, embedding dimensions. lim may be nil, and a zero field means
 //     the default (wire.DefaultLimits).
@@ -69,7 +70,11 @@ func decodeRequest(ps *jsonx.Parser, m *Memory, data []byte, lim *Limits, inPlac
 			return req, nil
 		}
 	}
-	return decodeRequestTree(ps, data, lim, inPlace)
+	req, err := decodeRequestTree(ps, data, lim, inPlace)
+	// The Request owns its strings and an error its message: the tree is
+	// not read again, and what a large one took is not kept (Trim).
+	ps.Trim()
+	return req, err
 }
 
 // decodeRequestTree parses data with ps. The parse tree and its strings live in
@@ -87,13 +92,17 @@ func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool)
 	if isBlank(data) {
 		return nil, errorf(CodeBadJSON, "", "empty request")
 	}
-	// The value budget bounds the parsed tree's memory (each value costs
-	// 40-56 bytes): a request gets one value per 4 bytes of
-	// max_request_bytes (1 Mi values by default), more than any real request
-	// with embeddings needs, while a hostile 4 MiB "[0,0,0,..." is refused
-	// instead of becoming a 100+ MB tree.
-	pl := jsonx.Limits{MaxDepth: d.lim.MaxDepth, MaxValues: d.lim.MaxRequestBytes / 4}
-	doc, err := jsonread.ParseWith(ps, data, pl, "one value per 4 bytes of max_request_bytes", inPlace)
+	// The value budget bounds the parse's work and the tree's memory (a
+	// node is 16 bytes in the TinyGo module): a request gets one value per
+	// 8 bytes of max_request_bytes (and 1024: 513 Ki by default), more than
+	// any real request needs (4 MiB of embeddings written to 6 decimals
+	// is 400 Ki numbers), while a hostile "[0,0,0,..." is refused at the
+	// budget instead of becoming a tree several times its size. A chunk's
+	// metadata is checked but never read: it is not kept in the tree
+	// (jsonx.Limits.Skip), so a hostile metadata value costs its keys'
+	// check, not a node a value.
+	pl := jsonx.Limits{MaxDepth: d.lim.MaxDepth, MaxValues: valueBudget(&d.lim), Skip: "metadata"}
+	doc, err := jsonread.ParseWith(ps, data, pl, "one value per 8 bytes of max_request_bytes, and 1024", inPlace)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +125,7 @@ func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool)
 		return nil, limitError("query", "is "+strconv.Itoa(len(q))+" bytes", d.lim.MaxQueryBytes, "max_query_bytes")
 	}
 	req.Query = strings.Clone(strings.TrimSpace(q))
-	if req.Query == "" {
+	if wire.BlankQuery(req.Query) {
 		return nil, errorf(CodeBadField, "query", "must not be empty")
 	}
 
@@ -171,6 +180,11 @@ func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool)
 	return req, nil
 }
 
+// valueBudget is the most JSON values a request may hold: one per 8
+// bytes of max_request_bytes, and 1024 more so that a small request of
+// short values is never refused for them (lim resolved).
+func valueBudget(lim *Limits) int { return lim.MaxRequestBytes/8 + 1024 }
+
 func isBlank(data []byte) bool {
 	for _, c := range data {
 		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
@@ -178,10 +192,6 @@ func isBlank(data []byte) bool {
 		}
 	}
 	return true
-}
-
-func limitError(field, what string, limit int, name string) *Error {
-	return errorf(CodeLimit, field, what+"; the limit is "+strconv.Itoa(limit)+" ("+name+")")
 }
 
 // chunkList decodes one list of chunks. A chunk without an id gets "c1",
@@ -211,27 +221,21 @@ func (d *requestDecoder) chunkList(a *jsonx.Value, at jsonread.Path) ([]Chunk, *
 
 // firstDuplicateID returns the index of the first chunk whose id appeared
 // before, and the index of that earlier chunk; (-1, -1) when ids are unique.
-// Pairwise for short lists, a map for long ones so hostile input stays linear.
+// jsonx.Repeats keeps it linear for hostile ids, colliding ones included.
 func firstDuplicateID(cs []Chunk) (int, int) {
-	if len(cs) <= 32 {
-		for i := 1; i < len(cs); i++ {
-			for j := 0; j < i; j++ {
-				if cs[i].ID == cs[j].ID {
-					return i, j
-				}
-			}
-		}
-		return -1, -1
-	}
-	seen := make(map[string]int, len(cs))
+	var r jsonx.Repeats
+	h := r.Hashes(len(cs))
 	for i := range cs {
-		if j, ok := seen[cs[i].ID]; ok {
-			return i, j
-		}
-		seen[cs[i].ID] = i
+		h[i] = jsonx.HashKey(cs[i].ID)
 	}
-	return -1, -1
+	ids := chunkIDs(cs)
+	return r.First(&ids)
 }
+
+// chunkIDs gives jsonx.Repeats the ids of a chunk list.
+type chunkIDs []Chunk
+
+func (c *chunkIDs) Key(i int) string { return (*c)[i].ID }
 
 func clipText(s string) string {
 	if len(s) > 64 {

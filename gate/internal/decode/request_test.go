@@ -105,6 +105,9 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"query not string", `{"query":5}`, nil, CodeBadField, "query", "must be a string"},
 		{"empty query", `{"query":""}`, nil, CodeBadField, "query", "must not be empty"},
 		{"blank query", `{"query":" \t\n\u3000"}`, nil, CodeBadField, "query", "must not be empty"},
+		{"zero-width query", `{"query":"\u200b\u200c\u200d\u2060\ufeff"}`, nil, CodeBadField, "query", "must not be empty"},
+		{"NUL query", `{"query":"\u0000\u0000"}`, nil, CodeBadField, "query", "must not be empty"},
+		{"control and zero-width query", `{"query":" \u0001\u200b\u007f\u0085 "}`, nil, CodeBadField, "query", "must not be empty"},
 		{"chunks not array", `{"query":"q","chunks":{}}`, nil, CodeBadField, "chunks", "must be an array"},
 		{"chunk not object", chunk(`"text"`), nil, CodeBadField, "chunks[0]", "must be an object"},
 		{"id not string", chunk(`{"id":7}`), nil, CodeBadField, "chunks[0].id", "must be a string"},
@@ -263,10 +266,10 @@ func TestDecodeRequestInPlaceMatches(t *testing.T) {
 // becomes a huge tree; the same budget admits a realistic request with
 // embeddings.
 func TestDecodeRequestValueBudget(t *testing.T) {
-	lim := &Limits{MaxRequestBytes: 4000}
-	hostile := `{"query":"q","chunks":[{"metadata":[` + strings.Repeat("0,", 1500) + `0]}]}`
+	lim := &Limits{MaxRequestBytes: 40000}
+	hostile := `{"query":"q","chunks":[{"metadata":[` + strings.Repeat("0,", 15000) + `0]}]}`
 	_, err := DecodeRequest([]byte(hostile), lim)
-	if e, _ := err.(*Error); e == nil || e.Code != CodeLimit || e.Field != "" || !strings.Contains(e.Message, "more than 1000 values") {
+	if e, _ := err.(*Error); e == nil || e.Code != CodeLimit || e.Field != "" || !strings.Contains(e.Message, "more than 6024 values") {
 		t.Errorf("hostile request: %v", err)
 	}
 	var b strings.Builder

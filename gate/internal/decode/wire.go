@@ -19,3 +19,7 @@ const (
 )
 
 func errorf(code, field, msg string) *Error { return wire.Errorf(code, field, msg) }
+
+func limitError(field, what string, limit int, name string) *Error {
+	return wire.LimitError(field, what, limit, name)
+}

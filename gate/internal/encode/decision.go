@@ -16,6 +16,9 @@ type Held interface {
 	SizeHint() int
 	// AppendSourcesJSON appends the block as a JSON string, quotes included.
 	AppendSourcesJSON(dst []byte) []byte
+	// SourcesSize is the size of what AppendSourcesJSON writes, exactly or
+	// as an upper bound (Sizer).
+	SourcesSize(z Sizer) int
 }
 
 func heldSize(held Held, p *wire.Prompt) int {
@@ -36,9 +39,20 @@ func heldSize(held Held, p *wire.Prompt) int {
 // chunks rather than a sources string), the block is written by held,
 // straight into the JSON; held may be nil.
 func AppendDecision(dst []byte, d *Decision, held Held) []byte {
+	return AppendDecisionSized(dst, d, held, 0)
+}
+
+// AppendDecisionSized is AppendDecision for a decision whose JSON is known
+// to be size bytes (DecisionSize measured it), which it then allocates at
+// once; size 0 means unknown (a size hint is used).
+func AppendDecisionSized(dst []byte, d *Decision, held Held, size int) []byte {
 	// Grow once to about the final size: the prompt dominates a large
 	// decision, and growing by doubling from nil copied it several times.
-	if need := decisionSizeHint(d) + heldSize(held, d.Prompt); cap(dst)-len(dst) < need {
+	need := size
+	if need <= 0 {
+		need = decisionSizeHint(d) + heldSize(held, d.Prompt)
+	}
+	if cap(dst)-len(dst) < need {
 		dst = append(make([]byte, 0, len(dst)+need), dst...)
 	}
 	// One call per key and value (jsonx.AppendKeyString, AppendKeyFloat):

@@ -2,7 +2,6 @@ package filter
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/chat"
@@ -11,11 +10,11 @@ import (
 // checkAnswer runs the core's answer check on a chat.completion body and
 // returns the headers that report it.
 func checkAnswer(p *plugin, body []byte, tags []string) [][2]string {
-	content, ok := chat.AnswerContent(body)
+	content, ok := chat.AnswerContentUsing(&p.json, body)
 	if !ok {
 		return [][2]string{{HeaderAnswerCheck, "skipped-no-content"}}
 	}
-	val := p.engine.Check(&gate.Answer{Answer: content, Tags: tags})
+	val := p.engine.Summarize(&gate.Answer{Answer: content, Tags: tags}, chat.MaxUnknownCitations)
 	st := p.stats
 	st.checked.Increment(1)
 	h := [][2]string{{HeaderAnswerCheck, "ok"}, {HeaderSoftRefusal, strconv.FormatBool(val.SoftRefusal)}}
@@ -24,11 +23,15 @@ func checkAnswer(p *plugin, body []byte, tags []string) [][2]string {
 	}
 	if len(val.Unknown) > 0 {
 		st.unknown.Increment(1)
-		h = append(h, [2]string{HeaderUnknownCite, strings.Join(val.Unknown, ",")})
+		tags := chat.UnknownCitations(val.Unknown)
+		if val.MoreUnknown {
+			tags += ",..."
+		}
+		h = append(h, [2]string{HeaderUnknownCite, tags})
 	}
-	if len(val.UncitedSentences) > 0 {
+	if val.Uncited > 0 {
 		st.uncite.Increment(1)
 	}
-	h = append(h, [2]string{HeaderUncited, strconv.Itoa(len(val.UncitedSentences))})
+	h = append(h, [2]string{HeaderUncited, strconv.Itoa(val.Uncited)})
 	return h
 }

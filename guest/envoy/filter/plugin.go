@@ -30,7 +30,8 @@ type plugin struct {
 	cfg     *Config
 	engine  *gate.Engine
 	stats   *stats
-	scratch []byte // reused for the spliced gate request
+	scratch []byte       // reused for the spliced gate request
+	json    jsonx.Parser // reused to validate bodies (chat.ParseUsing)
 }
 
 // OnPluginStart validates the configuration and compiles the policy. Any

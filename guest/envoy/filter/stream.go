@@ -88,7 +88,7 @@ func (s *stream) OnHttpRequestBody(bodySize int, endOfStream bool) types.Action 
 func (s *stream) gate(body []byte) types.Action {
 	start := time.Now()
 	p := s.p
-	ch, err := chat.Parse(body, p.cfg.DocumentsPath, p.cfg.QueryPath)
+	ch, err := chat.ParseUsing(&p.json, body, p.cfg.DocumentsPath, p.cfg.QueryPath)
 	if err == chat.ErrNotGated {
 		s.skip()
 		return types.ActionContinue

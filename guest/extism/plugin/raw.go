@@ -52,6 +52,13 @@ func (r *Raw) Call(op abi.Op, n int) (out []byte, isErr bool) {
 	if err != nil {
 		return r.fail(err)
 	}
+	if cap(r.out) > 4<<20 {
+		// The previous output was larger than the default limits allow (a
+		// policy raised max_decision_bytes), and the host has read it: that
+		// much is not kept. Up to 4 MiB is kept, so a TinyGo heap finds
+		// room for the output once, while it is still whole.
+		r.out = nil
+	}
 	in := r.in[:n]
 	switch op {
 	case abi.OpEvaluate:
