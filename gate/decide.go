@@ -171,8 +171,8 @@ func (e *Engine) analyseQuery(query string) {
 			}
 		}
 	}
-	q.found = resizeBool(q.found, len(q.terms))
-	q.seen = resizeInt(q.seen, len(q.terms))
+	q.found = zeroed(q.found, len(q.terms))
+	q.seen = zeroed(q.seen, len(q.terms))
 	q.first = q.filter(-1)
 	q.tails, q.refilters = 0, 0
 	for k := range q.terms {
@@ -226,8 +226,8 @@ func (e *Engine) prepare(chunks []Chunk) {
 		e.work = make([]chunkWork, n)
 	}
 	e.work = e.work[:n]
-	e.order = resizeInt(e.order, n)
-	e.tmp = resizeInt(e.tmp, n)
+	e.order = zeroed(e.order, n)
+	e.tmp = zeroed(e.tmp, n)
 	e.keys = resizeFloat(e.keys, n)
 	sat := 10.0
 	if ev := e.policy.Evidence; ev != nil {

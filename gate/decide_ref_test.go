@@ -57,8 +57,8 @@ func checkScanText(t *testing.T, e *Engine, query, s string) termHits {
 	var got, want termHits
 	words, chars := q.scanText(s, 1, &got)
 	found := append([]bool(nil), q.found...)
-	q.found = resizeBool(q.found, len(q.terms))
-	q.seen = resizeInt(q.seen, len(q.terms))
+	q.found = zeroed(q.found, len(q.terms))
+	q.seen = zeroed(q.seen, len(q.terms))
 	wordsRef, charsRef := q.scanTextRef(s, 1, &want, new([]token))
 	if words != wordsRef || chars != charsRef || got != want {
 		t.Fatalf("query %q text %q: words %d chars %d hits %+v, reference %d %d %+v",

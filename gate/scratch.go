@@ -3,41 +3,26 @@ package gate
 // Scratch reused from one decision to the next: resized, and cleared where
 // the caller needs zeros, without allocating once it is large enough.
 
-func resizeBool(s []bool, n int) []bool {
+// zeroed returns s resized to n, every element the zero value.
+func zeroed[T bool | int | float64](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]bool, n)
+		return make([]T, n)
 	}
 	s = s[:n]
+	var zero T
 	for i := range s {
-		s[i] = false
+		s[i] = zero
 	}
 	return s
 }
 
-func resizeInt(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
-	}
-	s = s[:n]
-	for i := range s {
-		s[i] = 0
-	}
-	return s
-}
-
+// resizeFloat returns s resized to n, its old values left for the caller
+// to overwrite.
 func resizeFloat(s []float64, n int) []float64 {
 	if cap(s) < n {
 		return make([]float64, n)
 	}
 	return s[:n]
-}
-
-func zeroFloat(s []float64, n int) []float64 {
-	s = resizeFloat(s, n)
-	for i := range s {
-		s[i] = 0
-	}
-	return s
 }
 
 // emptyTable returns t as an open-addressing table for n entries: a power

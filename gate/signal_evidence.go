@@ -162,10 +162,10 @@ type evidenceState struct {
 }
 
 func (s *evidenceState) reset(n int) {
-	s.fused, s.fusedNorm, s.evidence = zeroFloat(s.fused, n), zeroFloat(s.fusedNorm, n), zeroFloat(s.evidence, n)
-	s.fresh, s.trust = zeroFloat(s.fresh, n), zeroFloat(s.trust, n)
-	s.hasFused, s.hasFresh = resizeBool(s.hasFused, n), resizeBool(s.hasFresh, n)
-	s.order, s.tmp, s.keys = resizeInt(s.order, n), resizeInt(s.tmp, n), resizeFloat(s.keys, n)
+	s.fused, s.fusedNorm, s.evidence = zeroed(s.fused, n), zeroed(s.fusedNorm, n), zeroed(s.evidence, n)
+	s.fresh, s.trust = zeroed(s.fresh, n), zeroed(s.trust, n)
+	s.hasFused, s.hasFresh = zeroed(s.hasFused, n), zeroed(s.hasFresh, n)
+	s.order, s.tmp, s.keys = zeroed(s.order, n), zeroed(s.tmp, n), resizeFloat(s.keys, n)
 }
 
 func (s *evidenceState) run(e *Engine, req *Request) {

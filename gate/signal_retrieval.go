@@ -202,7 +202,7 @@ func (s *retrievalState) run(e *Engine, _ *Request) {
 	}
 	raw := cfg.RawScores
 	m := retrievalMetrics{n: n}
-	s.order, s.tmp, s.keys = resizeInt(s.order, n), resizeInt(s.tmp, n), resizeFloat(s.keys, n)
+	s.order, s.tmp, s.keys = zeroed(s.order, n), zeroed(s.tmp, n), resizeFloat(s.keys, n)
 	keys := s.keys[:n]
 	order := s.order[:n]
 	for i := range w {
