@@ -40,7 +40,7 @@ func TestEvaluateMatchesDecide(t *testing.T) {
 			if want := AppendDecision(nil, d); !bytes.Equal(got, want) {
 				t.Fatalf("%s round %d: Evaluate\n%s\nAppendDecision(Decide)\n%s", f, round, got, want)
 			}
-			checkDecisionSize(t, d) // encode_size_test.go
+			checkDecisionSize(t, d) // output_limit_test.go
 			inPlace, err := e.AppendEvaluateInPlace([]byte("prefix"), append([]byte(nil), req...))
 			if err != nil || !bytes.Equal(inPlace, append([]byte("prefix"), got...)) {
 				t.Fatalf("%s round %d: AppendEvaluateInPlace\n%s (%v)\nEvaluate\n%s", f, round, inPlace, err, got)
