@@ -15,7 +15,7 @@ import (
 
 // The direct decoder marks chunk texts whose JSON, as the request has it,
 // is what the sources block writes for them, and Evaluate's encoder copies
-// those (decode_direct.go str, encode_sources.go asIsJSON). The tests here
+// those (gate/internal/decode/direct.go str, encode_sources.go asIsJSON). The tests here
 // check the mark against a plain reading of the rule (asIsRef), the rule
 // against the encoder itself, and whole decisions against the path that
 // never copies (Decide, then AppendDecision).

@@ -1,5 +1,5 @@
 // Package hostile builds inputs made to be slow, large or memory-hungry
-// within the gate's default limits (gate/limits.go: 1 MiB request, 1000
+// within the gate's default limits (gate/wire/limits.go: 1 MiB request, 1000
 // chunks per list, 16 lists, 64 KiB per chunk, 768 KiB of chunk text, 4
 // KiB query, 4096 dimensions, depth 32, one JSON value per 8 request bytes
 // and 1024, 2 MiB of output).

@@ -21,7 +21,7 @@ import (
 // error, and a few legal but rare shapes: an escaped object key, an object
 // in "metadata" with over maxFastKeys keys, nesting deeper than
 // maxFastLevel) it gives up, and decodeRequest runs the tree decoder
-// (decode_request.go), whose error semantics are the contract: which error
+// (request.go), whose error semantics are the contract: which error
 // wins, its message, offset and field. So every error comes from one place,
 // and the direct path only has to agree with it on success:
 // TestDecodeDirectMatchesTree and FuzzDecodeDirect check exactly that (same
@@ -703,7 +703,7 @@ func growBytes(dst []byte, n int) []byte {
 }
 
 // number reads a number (jsonx's grammar) and converts it as
-// jsonx.Value.Float does (decode_number.go); an overflow gives up.
+// jsonx.Value.Float does (gate/internal/number); an overflow gives up.
 func (d *directDecoder) number() (float64, bool) {
 	s, i := d.src, d.pos
 	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
@@ -723,7 +723,7 @@ func plainStringEnd(s []byte, i int) int {
 		x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
 			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
 		// Marks a byte < 0x20, '"', '\\' or >= 0x80 (the has-less-than and
-		// has-zero tests of decode_direct's str, on one word).
+		// has-zero tests of str, on one word).
 		if m := ((x - 0x20*swar.Lsb) | (x ^ '"'*swar.Lsb - swar.Lsb) | (x ^ '\\'*swar.Lsb - swar.Lsb) | x) & swar.Msb; m != 0 {
 			j += bits.TrailingZeros64(m) >> 3
 			break
@@ -1457,7 +1457,7 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 }
 
 // scores reads a chunk's scores with the tree decoder's range rules
-// (decode_request.go, scores), and writes every field of s (see chunk).
+// (request.go, scores), and writes every field of s (see chunk).
 func (d *directDecoder) scores(s *Scores, level int) bool {
 	if !d.open('{', level) {
 		return false

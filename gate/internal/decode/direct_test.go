@@ -12,7 +12,7 @@ import (
 	"github.com/ctxgate/ctxgate/internal/hostile"
 )
 
-// The direct decoder (decode_direct.go) must agree with the tree decoder
+// The direct decoder (direct.go) must agree with the tree decoder
 // (decodeRequestTree, the error path and the reference): whenever it
 // succeeds, the tree decoder succeeds with the same Request. Whenever it
 // gives up, the tree decoder's result is returned, so every error is the

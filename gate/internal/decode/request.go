@@ -59,7 +59,7 @@ type requestDecoder struct {
 	dimsFrom  string // which field set dims, for the mismatch message
 }
 
-// decodeRequest decodes data with the direct decoder (decode_direct.go)
+// decodeRequest decodes data with the direct decoder (direct.go)
 // and, when that gives up (every invalid request, and a few rare valid
 // shapes), with the tree decoder, whose errors are the contract. m is the
 // engine's memory for an engine-owned Request, nil for a caller-owned one;
