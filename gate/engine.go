@@ -247,9 +247,9 @@ func DecodeRequestInPlace(data []byte, lim *Limits) (*Request, error) {
 //
 // The Request belongs to the engine: it, its strings and slices, and any
 // Decision made from it (chunk ids, the query) are valid only until the
-// next DecodeRequestInPlace or Evaluate on this engine, which reuses the
-// memory. Encode or copy what you keep before that; use DecodeRequest for a
-// Request of your own.
+// next DecodeRequestInPlace, Evaluate or Validate on this engine, which
+// reuse (or, after a large request, release) the memory. Encode or copy
+// what you keep before that; use DecodeRequest for a Request of your own.
 func (e *Engine) DecodeRequestInPlace(data []byte) (*Request, error) {
 	r, err := e.mem.Decode(data, &e.policy.Limits, true)
 	if err != nil {
