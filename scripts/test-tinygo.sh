@@ -50,17 +50,10 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/ctxgate-tinygo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-t0=$(date +%s)
-passed=0
-skipped=0
-failed=0
-bad=()
-for pkg in "${pkgs[@]}"; do
-	dir=${pkg#./}
-	[ -d "$dir" ] || { log "no package directory $dir"; exit 2; }
-	# TinyGo runs a wasip1 test binary with its target's emulator; this
-	# target is wasip1 with wazero instead of wasmtime ({tmpDir} is the
-	# test's temporary directory, {} the binary).
+# run_pkg compiles and runs one package's tests, writing its output to
+# $work/<pkg>.out and its exit code to $work/<pkg>.rc.
+run_pkg() {
+	local pkg=$1 dir=${1#./} target out rc=0
 	target=$work/wasip1-${dir//\//-}.json
 	cat >"$target" <<EOF
 {
@@ -69,9 +62,32 @@ for pkg in "${pkgs[@]}"; do
 }
 EOF
 	out=$work/${dir//\//-}.out
-	rc=0
-	# shellcheck disable=SC2086 # TINYGO_TEST_FLAGS is a list of flags
 	"$tinygo" test -target="$target" -v ${TINYGO_TEST_FLAGS:--short} "$pkg" >"$out" 2>&1 || rc=$?
+	echo "$rc" >"$work/${dir//\//-}.rc"
+}
+
+# The packages build and run TINYGO_JOBS at a time (default: the number of
+# cores): a TinyGo build is one core's work for most of a minute, and CI
+# builds eleven packages.
+jobs=${TINYGO_JOBS:-$(nproc)}
+t0=$(date +%s)
+for pkg in "${pkgs[@]}"; do
+	[ -d "${pkg#./}" ] || { log "no package directory ${pkg#./}"; exit 2; }
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n || true
+	done
+	run_pkg "$pkg" &
+done
+wait
+
+passed=0
+skipped=0
+failed=0
+bad=()
+for pkg in "${pkgs[@]}"; do
+	dir=${pkg#./}
+	out=$work/${dir//\//-}.out
+	rc=$(cat "$work/${dir//\//-}.rc" 2>/dev/null || echo 1)
 	p=$(grep -c '^--- PASS' "$out" || true)
 	k=$(grep -c '^--- SKIP' "$out" || true)
 	f=$(grep -c '^--- FAIL' "$out" || true)
@@ -84,7 +100,6 @@ EOF
 		tail -20 "$out" >&2
 	fi
 	log "$pkg: $p passed, $k skipped, $f failed ($(grep -E '^(ok|FAIL)\s' "$out" | tail -1 || echo "exit $rc"))"
-	# The slowest tests, so a test that TinyGo makes slow is visible.
 	grep -E '^--- (PASS|FAIL)' "$out" | sed -E 's/.*: (\S+) \(([0-9.]+)s\)/\2 \1/' | sort -rn | head -3 |
 		awk -v p="$pkg" '$1 >= 1 { printf "test-tinygo:   %s %s %.1fs\n", p, $2, $1 }' >&2
 done
