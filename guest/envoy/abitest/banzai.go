@@ -337,3 +337,15 @@ func (m *headerMap) ByteSize() uint64 {
 	}
 	return n
 }
+
+// MemoryBytes returns the size of the module's linear memory.
+func (h *banzaiHost) MemoryBytes() (int, error) {
+	inst, ok := h.inst.(interface {
+		GetExportsMem(name string) ([]byte, error)
+	})
+	if !ok {
+		return 0, errors.New("the instance does not expose its memory")
+	}
+	mem, err := inst.GetExportsMem("memory")
+	return len(mem), err
+}

@@ -63,10 +63,9 @@ func TestFilterHostile(t *testing.T) {
 // largest valid inputs and the largest input of every hostile class ten
 // times (CTXGATE_REPEAT=100 for the hundredth call; 3 with -short), and
 // every answer is the first's bytes: no state a call leaves makes a later
-// one trap, hang or answer differently. Ten by default, not a hundred:
-// neither ABI test host caps a module's memory, and the TinyGo filter's
-// grows (440 MB after one round of these, 1.9 GB after six, under
-// proxytest), which at a hundred rounds gets the test process killed.
+// one trap, hang or answer differently. Ten by default for CI time, not
+// memory: a round costs seconds in each of the five hosts, and
+// TestFilterMemory holds the TinyGo filter's memory flat across rounds.
 func TestFilterRepeated(t *testing.T) {
 	rounds := hostile.Rounds(10, testing.Short())
 	cases, exs := hostileExchanges(t)

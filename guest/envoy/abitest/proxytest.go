@@ -1,6 +1,11 @@
 package abitest
 
 import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/proxytest"
 	"github.com/proxy-wasm/proxy-wasm-go-sdk/proxywasm/types"
 
@@ -47,7 +52,16 @@ func (h *sdkHost) Start(config []byte) bool {
 func (h *sdkHost) Do(ex Exchange) Result {
 	host := h.host
 	id := host.InitializeHttpContext()
-	defer host.CompleteHttpContext(id)
+	res := h.do(host, id, ex)
+	// proxytest's Wasm runner keeps what the module sent (a local reply,
+	// headers) as slices of the module's memory, not copies as Envoy
+	// does, and ending the context lets the module reuse that memory.
+	res = res.clone()
+	host.CompleteHttpContext(id)
+	return res
+}
+
+func (h *sdkHost) do(host proxytest.HostEmulator, id uint32, ex Exchange) Result {
 	var res Result
 
 	action := host.CallOnRequestHeaders(id, ex.requestHeaders(), false)
@@ -107,4 +121,53 @@ func (h *sdkHost) Close() {
 		h.reset()
 		h.reset = nil
 	}
+}
+
+// MemoryBytes returns the size of the module's linear memory. proxytest's
+// Wasm runner keeps the module to itself, so this reads it through wazero's
+// own structures by reflection (wazero v1.12's compiler engine): the
+// exported function's module engine holds the module instance and its
+// memory. Any change there gives an error, never a wrong size.
+func (h *sdkHost) MemoryBytes() (n int, err error) {
+	if _, ok := h.vm.(proxytest.WasmVMContext); !ok {
+		return 0, errors.New("the filter runs natively: no linear memory")
+	}
+	defer func() {
+		if recover() != nil {
+			n, err = 0, errors.New("cannot reach the module's memory in proxytest's runner")
+		}
+	}()
+	f := reflect.ValueOf(h.vm).Elem().FieldByName("abi").FieldByName("proxyOnVMStart")
+	for _, name := range []string{"parent", "module", "MemoryInstance", "Buffer"} {
+		for f.Kind() == reflect.Interface || f.Kind() == reflect.Pointer {
+			f = f.Elem()
+		}
+		f = f.FieldByName(name)
+	}
+	return f.Len(), nil
+}
+
+// clone returns a deep copy of r that shares no memory with the host.
+func (r Result) clone() Result {
+	r.RequestHeaders = cloneHeaders(r.RequestHeaders)
+	r.RequestBody = bytes.Clone(r.RequestBody)
+	r.ResponseHeaders = cloneHeaders(r.ResponseHeaders)
+	r.ResponseBody = bytes.Clone(r.ResponseBody)
+	if r.Local != nil {
+		l := *r.Local
+		l.Headers, l.Body = cloneHeaders(l.Headers), bytes.Clone(l.Body)
+		r.Local = &l
+	}
+	return r
+}
+
+func cloneHeaders(h [][2]string) [][2]string {
+	if h == nil {
+		return nil
+	}
+	out := make([][2]string, len(h))
+	for i, kv := range h {
+		out[i] = [2]string{strings.Clone(kv[0]), strings.Clone(kv[1])}
+	}
+	return out
 }

@@ -27,11 +27,12 @@ func (*vmContext) NewPluginContext(uint32) types.PluginContext { return &plugin{
 // concurrent use) and the scratch buffer need no locking.
 type plugin struct {
 	types.DefaultPluginContext
-	cfg     *Config
-	engine  *gate.Engine
-	stats   *stats
-	scratch []byte       // reused for the spliced gate request
-	json    jsonx.Parser // reused to validate bodies (chat.ParseUsing)
+	cfg      *Config
+	engine   *gate.Engine
+	stats    *stats
+	scratch  []byte       // reused for the spliced gate request
+	upstream []byte       // reused for the rewritten request body
+	json     jsonx.Parser // reused to validate bodies (chat.ParseUsing)
 }
 
 // OnPluginStart validates the configuration and compiles the policy. Any

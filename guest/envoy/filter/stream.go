@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,7 @@ type stream struct {
 	tags      []string    // S# tags the rewritten prompt offered
 	check     bool        // run the answer check on the response
 	respBuf   bool        // response body is being buffered for the check
+	large     bool        // a body of largeBody bytes or more was read
 }
 
 func (s *stream) OnHttpRequestHeaders(_ int, endOfStream bool) types.Action {
@@ -77,6 +79,7 @@ func (s *stream) OnHttpRequestBody(bodySize int, endOfStream bool) types.Action 
 		return types.ActionPause
 	}
 	s.buffering = false
+	s.large = s.large || bodySize >= largeBody
 	body, err := proxywasm.GetHttpRequestBody(0, bodySize)
 	if err != nil || len(body) != bodySize {
 		return s.fail(&gate.Error{Code: gate.CodeInternal, Message: "cannot read the request body"})
@@ -114,9 +117,12 @@ func (s *stream) gate(body []byte) types.Action {
 
 	var newBody []byte
 	if v.Action != string(gate.ActionRefuse) {
-		if newBody, err = ch.Upstream(nil, &v.Prompt); err != nil {
+		if newBody, err = ch.Upstream(p.upstream[:0], &v.Prompt); err != nil {
 			return s.fail(err)
 		}
+		// Reused: the host copies the body out of the module's memory
+		// when it is replaced, so the next exchange may overwrite it.
+		p.upstream = newBody
 		if v.Action != string(gate.ActionFallback) {
 			s.tags = v.Tags
 			s.check = p.cfg.SoftRefusalCheck
@@ -262,6 +268,7 @@ func (s *stream) OnHttpResponseBody(bodySize int, endOfStream bool) types.Action
 		return types.ActionPause
 	}
 	s.respBuf = false
+	s.large = s.large || bodySize >= largeBody
 	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
 	if err != nil {
 		proxywasm.ReplaceHttpResponseHeader(HeaderAnswerCheck, "skipped-unreadable")
@@ -270,8 +277,29 @@ func (s *stream) OnHttpResponseBody(bodySize int, endOfStream bool) types.Action
 	for _, h := range checkAnswer(s.p, body, s.tags) {
 		proxywasm.ReplaceHttpResponseHeader(h[0], h[1])
 	}
+	s.tags = nil
 	return types.ActionContinue
 }
+
+// OnHttpStreamDone drops what the exchange holds and, after an exchange
+// that read a large body, runs the collector while nothing of the exchange
+// is live. TinyGo's heap grows (doubling) whenever an allocation finds no
+// free run long enough, and the megabyte bodies of the next exchange would
+// otherwise meet a heap still cut up by this one's garbage: without this
+// the filter's memory doubled every few rounds of the hostile inputs. The
+// tags are the decision's strings, so they can point into the engine's
+// buffers; a host that keeps a finished context (proxytest's Wasm runner
+// never deletes one) would otherwise pin buffers the engine has outgrown.
+func (s *stream) OnHttpStreamDone() {
+	large := s.large
+	s.tags, s.mirror, s.large = nil, nil, false
+	if large {
+		runtime.GC()
+	}
+}
+
+// largeBody is the body size from which an exchange ends with a collection.
+const largeBody = 64 << 10
 
 func pathMatches(path, prefix string) bool {
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
