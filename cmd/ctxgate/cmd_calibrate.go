@@ -14,7 +14,6 @@ import (
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host/calibrate"
-	"github.com/ctxgate/ctxgate/host/decisionlog"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -109,21 +108,9 @@ func readDecisionLogs(decisions, feedback []string, base []byte, stderr io.Write
 	if err != nil {
 		return nil, errors.New("--base: " + err.Error())
 	}
-	j := decisionlog.NewJoiner()
-	for _, set := range []struct {
-		flag  string
-		files []string
-		add   func(string, io.Reader) error
-	}{{"--decisions", decisions, j.AddDecisions}, {"--feedback", feedback, j.AddFeedback}} {
-		paths, err := expand(set.flag, set.files)
-		if err != nil {
-			return nil, err
-		}
-		for _, path := range paths {
-			if err := addFile(path, set.add); err != nil {
-				return nil, err
-			}
-		}
+	j, err := joinLogs(decisions, feedback)
+	if err != nil {
+		return nil, err
 	}
 	joined, _ := j.Examples()
 	var exs []calibrate.Example

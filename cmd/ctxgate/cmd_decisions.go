@@ -65,21 +65,9 @@ func runDecisionsJoin(args []string, stdout, stderr io.Writer) int {
 	if len(decisions) == 0 || len(feedback) == 0 {
 		return fail(stderr, "decisions join", usageError{errors.New("--decisions and --feedback are required")})
 	}
-	j := decisionlog.NewJoiner()
-	for _, set := range []struct {
-		flag  string
-		files []string
-		add   func(string, io.Reader) error
-	}{{"--decisions", decisions, j.AddDecisions}, {"--feedback", feedback, j.AddFeedback}} {
-		paths, err := expand(set.flag, set.files)
-		if err != nil {
-			return fail(stderr, "decisions join", err)
-		}
-		for _, p := range paths {
-			if err := addFile(p, set.add); err != nil {
-				return fail(stderr, "decisions join", err)
-			}
-		}
+	j, err := joinLogs(decisions, feedback)
+	if err != nil {
+		return fail(stderr, "decisions join", err)
 	}
 	examples, st := j.Examples()
 	w := stdout
@@ -102,7 +90,7 @@ func runDecisionsJoin(args []string, stdout, stderr io.Writer) int {
 		bw.Write(line)
 		written++
 	}
-	err := bw.Flush()
+	err = bw.Flush()
 	if file != nil {
 		if serr := file.Sync(); err == nil {
 			err = serr
@@ -149,6 +137,29 @@ func expand(flagName string, names []string) ([]string, error) {
 		out = append(out, m...)
 	}
 	return out, nil
+}
+
+// joinLogs reads every decision log, then every feedback log (globs
+// expanded), into one Joiner: what `decisions join` writes and `calibrate
+// --decisions --feedback` fits on.
+func joinLogs(decisions, feedback []string) (*decisionlog.Joiner, error) {
+	j := decisionlog.NewJoiner()
+	for _, set := range []struct {
+		flag  string
+		files []string
+		add   func(string, io.Reader) error
+	}{{"--decisions", decisions, j.AddDecisions}, {"--feedback", feedback, j.AddFeedback}} {
+		paths, err := expand(set.flag, set.files)
+		if err != nil {
+			return nil, err
+		}
+		for _, path := range paths {
+			if err := addFile(path, set.add); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return j, nil
 }
 
 func addFile(path string, add func(string, io.Reader) error) error {
