@@ -21,17 +21,24 @@ type Example struct {
 	Label bool
 	// Group keeps examples together: examples with the same non-empty
 	// Group always land in the same split (one question asked against two
-	// retrievals, or asked twice). "" is a group of its own.
+	// retrievals, or asked twice), and count once in the bound. "" is a
+	// group of its own, unless its request is another example's: identical
+	// requests always share a group (evidence.go).
 	Group string
 	// Line is where the example was read (1-based), for messages; 0 when
 	// it was not read from a file.
 	Line int
+	pos  int // 1-based index in the caller's examples, once deduplicated
 }
 
-// where names an example in a message: its line when known.
+// where names an example in a message: its line when known, else its
+// place among the caller's examples.
 func (e *Example) where(i int) string {
-	if e.Line > 0 {
+	switch {
+	case e.Line > 0:
 		return "line " + strconv.Itoa(e.Line)
+	case e.pos > 0:
+		return "example " + strconv.Itoa(e.pos)
 	}
 	return "example " + strconv.Itoa(i+1)
 }
