@@ -126,6 +126,9 @@ func readDecisionLogs(decisions, feedback []string, base []byte, stderr io.Write
 		if err != nil {
 			return nil, errors.New("decision " + ex.DecisionID + ": request: " + err.Error())
 		}
+		if field, msg := calibrate.CheckRequest(req); msg != "" {
+			return nil, errors.New("decision " + ex.DecisionID + ": request." + field + ": " + msg)
+		}
 		exs = append(exs, calibrate.Example{Request: req, Label: ex.Label == 1, Group: ex.Group, Line: i + 1})
 	}
 	if noRequest > 0 {

@@ -132,6 +132,9 @@ func TestCalibrateCommandRefuses(t *testing.T) {
 	os.WriteFile(p("bad.jsonl"), []byte(lines[0]+lines[1]+`{"request": {"query": "q", "chunks": []}, "label": "yes"}`+"\n"+lines[3]), 0o644)
 	os.WriteFile(p("badreq.jsonl"), []byte(lines[0]+`{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"vector": "high"}}]}, "label": 1}`+"\n"), 0o644)
 	os.WriteFile(p("few.jsonl"), []byte(strings.Join(lines[:16], "")), 0o644)
+	// Every chunk scored at the float64 limit: the saturations' median
+	// overflowed to +Inf, and calibrate failed writing it into its own JSON.
+	os.WriteFile(p("huge.jsonl"), []byte(strings.ReplaceAll(string(good), `"scores": {`, `"scores": {"bm25": 1.797e308, `)), 0o644)
 	os.WriteFile(p("rag.json"), []byte(`{"name": "x", "version": "1"}`), 0o644)
 	for _, c := range []struct {
 		name string
@@ -142,6 +145,8 @@ func TestCalibrateCommandRefuses(t *testing.T) {
 		{"a bad label", []string{"--data", p("bad.jsonl"), "--max-error", "0.1"}, exitFail, "bad.jsonl: line 3: label: must be 1 or 0"},
 		{"a bad request", []string{"--data", p("badreq.jsonl"), "--max-error", "0.1"}, exitFail, "badreq.jsonl: line 2: request.chunks[0].scores.vector:"},
 		{"too few examples", []string{"--data", p("few.jsonl"), "--max-hallucination", "0.1"}, exitFail, "needs at least 22"},
+		{"scores at the float64 limit", []string{"--data", p("huge.jsonl"), "--max-hallucination", "0.1"}, exitFail,
+			"huge.jsonl: line 1: request.chunks[0].scores.bm25: must be a finite number at most 1e300 in magnitude"},
 		{"an impossible bound", []string{"--data", p("good.jsonl"), "--max-error", "0.001"}, exitFail, "no guarantee"},
 		{"both bounds", []string{"--data", p("good.jsonl"), "--max-error", "0.1", "--max-hallucination", "0.1"}, exitUsage, "not both"},
 		{"no bound", []string{"--data", p("good.jsonl")}, exitUsage, "give the bound"},

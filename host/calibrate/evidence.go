@@ -36,6 +36,9 @@ func independent(exs []Example) (*evidence, error) {
 		if ex.Request == nil {
 			return nil, fmt.Errorf("%s: request is missing", ex.where(i))
 		}
+		if field, msg := CheckRequest(ex.Request); msg != "" {
+			return nil, fmt.Errorf("%s: request.%s: %s", ex.where(i), field, msg)
+		}
 		fps[i] = fingerprint(ex.Request)
 	}
 	// Union-find over example indices: each example joins the first

@@ -133,6 +133,9 @@ func parseExample(b []byte, lim *gate.Limits) (Example, *LineError) {
 		}
 		return ex, &LineError{Field: "request", Msg: err.Error()}
 	}
+	if field, msg := CheckRequest(r); msg != "" {
+		return ex, &LineError{Field: "request." + field, Msg: msg}
+	}
 	ex.Request = r
 	lab, ok := raw["label"]
 	if !ok {
