@@ -37,10 +37,9 @@ type feedbackState struct {
 // feedbackVerdict is a decision's latest feedback, kept in its record
 // under the shard's lock: each field the latest value sent.
 type feedbackVerdict struct {
-	rating    string // "", "up", "down"
-	answer    *bool
-	gapLogged bool      // a thumbs-down gap event was logged for the decision
-	at        time.Time // the latest feedback's timestamp
+	rating string // "", "up", "down"
+	answer *bool
+	at     time.Time // the latest feedback's timestamp
 }
 
 func newFeedbackState(f promauto.Factory, tokens []string) (*feedbackState, error) {
@@ -157,8 +156,7 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	}
 	id := *fb.DecisionID
 	if !s.ids.valid(id, idDecision) {
-		s.fail(w, newAPIError(404, codeNotFound, "decision_id", "unknown decision id: not one this server issued"+
-			" (ids from before a restart are unknown unless decision_id_key_file is set)"))
+		s.fail(w, unknownDecision("decision_id"))
 		return
 	}
 	line := decisionlog.Feedback{DecisionID: id, AnswerInSources: fb.AnswerInSources}
@@ -184,8 +182,9 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 		if line.Rating != "" {
 			replacedRating = v.rating != ""
 			v.rating = line.Rating
-			if line.Rating == "down" && !v.gapLogged {
-				v.gapLogged, gap = true, true
+			if line.Rating == "down" && r.gaps&gapThumbsDown == 0 {
+				r.gaps |= gapThumbsDown
+				gap = true
 			}
 		}
 		if line.AnswerInSources != nil {
@@ -234,6 +233,13 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	out = strconv.AppendBool(out, st.lines != nil)
 	out = append(out, '}')
 	writeJSON(w, http.StatusOK, out)
+}
+
+// unknownDecision is the 404 for a decision id this server did not issue,
+// sent in field (a body member or a header).
+func unknownDecision(field string) *apiError {
+	return newAPIError(404, codeNotFound, field, "unknown decision id: not one this server issued"+
+		" (ids from before a restart are unknown unless decision_id_key_file is set)")
 }
 
 func b2i(b bool) int {
