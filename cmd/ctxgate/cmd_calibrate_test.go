@@ -132,6 +132,7 @@ func TestCalibrateCommandRefuses(t *testing.T) {
 	os.WriteFile(p("bad.jsonl"), []byte(lines[0]+lines[1]+`{"request": {"query": "q", "chunks": []}, "label": "yes"}`+"\n"+lines[3]), 0o644)
 	os.WriteFile(p("badreq.jsonl"), []byte(lines[0]+`{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"vector": "high"}}]}, "label": 1}`+"\n"), 0o644)
 	os.WriteFile(p("few.jsonl"), []byte(strings.Join(lines[:16], "")), 0o644)
+	os.WriteFile(p("twice.jsonl"), []byte(lines[0]+strings.Replace(lines[1], `"label": `, `"label": 1, "label": `, 1)), 0o644)
 	// Every chunk scored at the float64 limit: the saturations' median
 	// overflowed to +Inf, and calibrate failed writing it into its own JSON.
 	os.WriteFile(p("huge.jsonl"), []byte(strings.ReplaceAll(string(good), `"scores": {`, `"scores": {"bm25": 1.797e308, `)), 0o644)
@@ -144,6 +145,7 @@ func TestCalibrateCommandRefuses(t *testing.T) {
 	}{
 		{"a bad label", []string{"--data", p("bad.jsonl"), "--max-error", "0.1"}, exitFail, "bad.jsonl: line 3: label: must be 1 or 0"},
 		{"a bad request", []string{"--data", p("badreq.jsonl"), "--max-error", "0.1"}, exitFail, "badreq.jsonl: line 2: request.chunks[0].scores.vector:"},
+		{"a label given twice", []string{"--data", p("twice.jsonl"), "--max-error", "0.1"}, exitFail, `twice.jsonl: line 2: bad JSON: offset 0: duplicate key "label"`},
 		{"too few examples", []string{"--data", p("few.jsonl"), "--max-hallucination", "0.1"}, exitFail, "needs at least 22"},
 		{"scores at the float64 limit", []string{"--data", p("huge.jsonl"), "--max-hallucination", "0.1"}, exitFail,
 			"huge.jsonl: line 1: request.chunks[0].scores.bm25: must be a finite number at most 1e300 in magnitude"},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host/gaps"
 )
 
@@ -152,6 +153,12 @@ func parseExample(b []byte, lim *gate.Limits) (Example, *LineError) {
 		if err := json.Unmarshal(g, &ex.Group); err != nil {
 			return ex, &LineError{Field: "group", Msg: "must be a string"}
 		}
+	}
+	// A repeated member ("label": 1, "label": 0) is read differently by
+	// different parsers: bad JSON, as in a gate request (checked last, so
+	// that what the request decoder can name by field, it names).
+	if _, err := jsonx.ParseWith(b, jsonx.Limits{CheckOnly: true}); err != nil {
+		return ex, &LineError{Msg: "bad JSON: " + err.Error()}
 	}
 	return ex, nil
 }

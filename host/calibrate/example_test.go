@@ -46,6 +46,10 @@ func TestReadExamplesRejects(t *testing.T) {
 			"line 2: request.chunks[0].scores.bm25: must be a finite number at most 1e300 in magnitude"},
 		{"1e301 as a merged list's sparse score", `{"request": {"query": "q", "results_per_query": [[{"id": "a", "text": "t"}], [{"id": "b", "text": "t", "scores": {"sparse": 1e301}}]]}, "label": 0}`,
 			"line 2: request.results_per_query[1][0].scores.sparse: must be a finite number at most 1e300"},
+		// A repeated member means different things to different readers:
+		// bad JSON, as in a gate request.
+		{"a duplicate label", `{"request": {"query": "q", "chunks": []}, "label": 1, "label": 0}`, `line 2: bad JSON: offset 0: duplicate key "label"`},
+		{"a duplicate group", `{"request": {"query": "q", "chunks": []}, "label": 1, "group": "a", "group": "b"}`, `line 2: bad JSON: offset 0: duplicate key "group"`},
 		{"an overflowing number", `{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"bm25": 1e400}}]}, "label": 1}`,
 			"line 2: request"},
 	} {

@@ -103,6 +103,12 @@ func parseFeedback(body []byte) (*feedbackBody, *apiError) {
 	if dec.More() {
 		return nil, newAPIError(400, "bad_json", "", "feedback is not one JSON object: more follows it")
 	}
+	// encoding/json lets a repeated member's last value win and replaces
+	// invalid UTF-8; the gate's parser refuses both, as it does in requests,
+	// so no two readers of one feedback body disagree on what it says.
+	if _, err := jsonx.ParseWith(body, jsonx.Limits{CheckOnly: true}); err != nil {
+		return nil, newAPIError(400, "bad_json", "", "feedback is not strict JSON: "+err.Error())
+	}
 	switch {
 	case fb.DecisionID == nil || *fb.DecisionID == "":
 		return nil, newAPIError(422, "bad_field", "decision_id", "required: the X-Ctxgate-Decision-Id of the decision rated")
