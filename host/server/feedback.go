@@ -62,19 +62,24 @@ func newFeedbackState(f promauto.Factory, tokens []string) (*feedbackState, erro
 	return st, nil
 }
 
-// authorize checks the bearer token when tokens are configured. Every
-// token is compared, each in constant time over its SHA-256 (so neither
-// the length nor the position of a match shows in the timing).
-func (st *feedbackState) authorize(r *http.Request) *apiError {
+// authorize checks the bearer token when tokens are configured; what names
+// the endpoint in the error. basic also takes the token as the password of
+// HTTP Basic authentication (any user name), which a browser asks for
+// itself. Every token is compared, each in constant time over its SHA-256
+// (so neither the length nor the position of a match shows in the timing).
+func (st *feedbackState) authorize(r *http.Request, what string, basic bool) *apiError {
 	if len(st.tokens) == 0 {
 		return nil
 	}
-	h := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return newAPIError(http.StatusUnauthorized, codeUnauthorized, "", "feedback needs Authorization: Bearer <token>")
+	token, ok := presentedToken(r, basic)
+	if !ok {
+		msg := what + " needs Authorization: Bearer <token>"
+		if basic {
+			msg += " (or, in a browser, the token as the password)"
+		}
+		return newAPIError(http.StatusUnauthorized, codeUnauthorized, "", msg)
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	sum := sha256.Sum256([]byte(token))
 	match := 0
 	for i := range st.tokens {
 		match |= subtle.ConstantTimeCompare(sum[:], st.tokens[i][:])
@@ -83,6 +88,17 @@ func (st *feedbackState) authorize(r *http.Request) *apiError {
 		return newAPIError(http.StatusUnauthorized, codeUnauthorized, "", "the bearer token is not accepted")
 	}
 	return nil
+}
+
+// presentedToken is the request's bearer token, or with basic its Basic
+// password; false when there is none.
+func presentedToken(r *http.Request, basic bool) (string, bool) {
+	if _, password, ok := r.BasicAuth(); basic && ok {
+		return password, strings.TrimSpace(password) != ""
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
 // feedbackBody is POST /v1/feedback's input.
@@ -145,7 +161,7 @@ func feedbackDecodeError(err error) *apiError {
 // remembered decision is a gap event.
 func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	st := s.fbState
-	if e := st.authorize(r); e != nil {
+	if e := st.authorize(r, "feedback", false); e != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ctxgate"`)
 		s.fail(w, e)
 		return
