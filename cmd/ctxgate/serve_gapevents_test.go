@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/host/gaps"
@@ -94,7 +95,6 @@ func TestServeGapEventsOnlyForIssuedDecisions(t *testing.T) {
 	// The caveat decision's own low_confidence event, the one soft
 	// refusal and the one thumbs-down.
 	waitLines(t, gapLog, 3)
-	metrics := string(send(t, http.MethodGet, base+"/metrics", nil).body)
 	evs := gapEvents(t, gapLog)
 	var q struct{ Query string }
 	json.Unmarshal(req, &q)
@@ -102,8 +102,16 @@ func TestServeGapEventsOnlyForIssuedDecisions(t *testing.T) {
 		evs[1].DecisionID != id || evs[1].Query != strings.TrimSpace(q.Query) || evs[2].DecisionID != id {
 		t.Fatalf("gap log: %d events, want the decision's low_confidence, then one refusal_soft and one thumbs_down for %s with the decision's query: %+v", len(evs), id, evs)
 	}
+	// A line is counted once it is synced, a moment after it is in the file.
+	var metrics string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		metrics = string(send(t, http.MethodGet, base+"/metrics", nil).body)
+		if strings.Contains(metrics, `ctxgate_gap_events_total{kind="thumbs_down"} 1`) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if !strings.Contains(metrics, `ctxgate_gap_events_total{kind="refusal_soft"} 1`) || !strings.Contains(metrics, `ctxgate_gap_events_total{kind="thumbs_down"} 1`) {
-		t.Errorf("metrics: want one refusal_soft event:\n%s", grepLines(metrics, "ctxgate_gap_events_total"))
+		t.Errorf("metrics: want one refusal_soft and one thumbs_down event:\n%s", grepLines(metrics, "ctxgate_gap_events_total"))
 	}
 	raw, _ := os.ReadFile(gapLog)
 	if bytes.Contains(raw, []byte("evil.example")) || bytes.Contains(raw, []byte(forged)) {
