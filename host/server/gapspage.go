@@ -70,7 +70,7 @@ func (s *Server) handleGaps(w http.ResponseWriter, r *http.Request) {
 	// Events already queued are part of the page: a refusal a moment ago
 	// shows up on reload.
 	s.gaps.Flush()
-	page := s.gapsPages.get(s.opts.GapLog, key)
+	page := s.gapPages.get(s.opts.GapLog, key)
 	if page == nil {
 		select {
 		case gapsPageBusy <- struct{}{}:
@@ -79,7 +79,7 @@ func (s *Server) handleGaps(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// Another request may have built it meanwhile.
-		if page = s.gapsPages.get(s.opts.GapLog, key); page == nil {
+		if page = s.gapPages.get(s.opts.GapLog, key); page == nil {
 			var e *apiError
 			if page, e = s.buildGapsPage(opt, minCount, key); e != nil {
 				s.fail(w, e)
@@ -119,7 +119,7 @@ func (s *Server) buildGapsPage(opt gaps.Options, minCount int, key string) ([]by
 		return nil, newAPIError(http.StatusInternalServerError, gate.CodeInternal, "", err.Error())
 	}
 	s.metrics.gapsPageBuilds.Inc()
-	s.gapsPages.put(file, key, page.Bytes())
+	s.gapPages.put(file, key, page.Bytes())
 	return page.Bytes(), nil
 }
 

@@ -179,23 +179,23 @@ func (o *Options) defaults() {
 // Server is `ctxgate serve`. Create it with New, serve with Serve (or mount
 // Handler / HTTPServer), stop with Shutdown.
 type Server struct {
-	opts      Options
-	log       *slog.Logger
-	access    *slog.Logger // nil: no access log
-	cur       atomic.Pointer[active]
-	reloadMu  sync.Mutex
-	metrics   *metrics
-	records   *records
-	gaps      *lineLog
-	upstream  *url.URL
-	client    *http.Client
-	http      *http.Server
-	ids       *idIssuer      // decision ids: random, MAC-signed (ids.go)
-	decLog    *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
-	fbState   *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
-	gapsPages gapsPages      // GET /gaps pages of the unchanged gap log (gapscache.go)
-	closing   atomic.Bool
-	faultLog  rateLimit // trap and internal-error log lines: one a second
+	opts     Options
+	log      *slog.Logger
+	access   *slog.Logger // nil: no access log
+	cur      atomic.Pointer[active]
+	reloadMu sync.Mutex
+	metrics  *metrics
+	records  *records
+	gaps     *lineLog
+	upstream *url.URL
+	client   *http.Client
+	http     *http.Server
+	ids      *idIssuer      // decision ids: random, MAC-signed (ids.go)
+	decLog   *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
+	fbState  *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
+	gapPages gapsPages      // GET /gaps pages of the unchanged gap log (gapscache.go)
+	closing  atomic.Bool
+	faultLog rateLimit // trap and internal-error log lines: one a second
 
 	watchMu   sync.Mutex
 	watched   map[string]fileStamp
