@@ -70,7 +70,38 @@ type podSpec struct {
 		Name      string
 		ConfigMap *struct{ Name string } `yaml:"configMap"`
 		EmptyDir  *struct{}              `yaml:"emptyDir"`
+		Secret    *struct {
+			SecretName string `yaml:"secretName"`
+			Items      []struct{ Key, Path string }
+		}
 	}
+}
+
+// feedbackToken is the token file the ConfigMap's configuration names
+// (feedback_token_file), and the Secret volume item that provides it.
+func feedbackToken(t *testing.T, m map[string]k8sObject) (path, secret, key string) {
+	t.Helper()
+	var cfg struct {
+		FeedbackTokenFile string `yaml:"feedback_token_file"`
+	}
+	if err := yaml.Unmarshal([]byte(m["ConfigMap"].Data["ctxgate.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	pod := m["Deployment"].Spec.Template.Spec
+	for _, vm := range pod.Containers[0].VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name != vm.Name || v.Secret == nil {
+				continue
+			}
+			for _, it := range v.Secret.Items {
+				if filepath.Join(vm.MountPath, it.Path) == cfg.FeedbackTokenFile {
+					return cfg.FeedbackTokenFile, v.Secret.SecretName, it.Key
+				}
+			}
+		}
+	}
+	t.Fatalf("feedback_token_file %q is not a file of a Secret volume the container mounts", cfg.FeedbackTokenFile)
+	return "", "", ""
 }
 
 type probe struct {
@@ -148,6 +179,10 @@ func TestDeployManifests(t *testing.T) {
 	}
 	if c.Args[0] != "serve" {
 		t.Errorf("container args %q do not run serve (they replace the image's command)", c.Args)
+	}
+	// Feedback and /gaps are authenticated: the token comes from a Secret.
+	if _, secret, key := feedbackToken(t, m); secret == "" || key == "" {
+		t.Errorf("the feedback token's Secret %q, key %q", secret, key)
 	}
 
 	// The Dockerfile's final stage runs the same entrypoint, command, user and port.
@@ -242,6 +277,18 @@ func TestServePod(t *testing.T) {
 					t.Fatal(err)
 				}
 				os.Chmod(p, 0o775|os.ModeSetgid)
+			case v.Secret != nil:
+				// The operator's Secret (docs/deploy.md), as the kubelet
+				// mounts it: defaultMode 0440, group fsGroup.
+				for _, it := range v.Secret.Items {
+					f := filepath.Join(p, it.Path)
+					if err := os.WriteFile(f, []byte(podToken), 0o440); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chown(f, 0, pod.SecurityContext.FSGroup); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 		}
 	}
@@ -315,6 +362,30 @@ func TestServePod(t *testing.T) {
 			t.Errorf("%s: %d, action %q, want %s", file, r.StatusCode, r.Header.Get("X-Ctxgate-Action"), action)
 		}
 	}
+	// Feedback and the gap report take the Secret's token, and only it.
+	for _, c := range []struct {
+		method, path, body, token string
+		status                    int
+	}{
+		{"POST", "/v1/feedback", `{"decision_id":"x","rating":"up"}`, "", 401},
+		{"GET", "/gaps", "", "", 401},
+		{"GET", "/gaps", "", "not-the-token-0123456789", 401},
+		{"GET", "/gaps", "", podToken, 200},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode != c.status {
+			t.Errorf("%s %s with token %q: %d, want %d", c.method, c.path, c.token, r.StatusCode, c.status)
+		}
+	}
 	// The refusal's gap event went to the gaps volume (the ConfigMap's gap_log).
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -339,6 +410,9 @@ func TestServePod(t *testing.T) {
 		t.Errorf("serve did not stop on SIGTERM")
 	}
 }
+
+// podToken is the feedback token TestServePod's Secret holds.
+const podToken = "pod-feedback-token-0123456789abcdef"
 
 // modeBits turns a tar mode's sticky bit into Go's.
 func modeBits(mode int64) os.FileMode {

@@ -201,6 +201,14 @@ func TestBadLines(t *testing.T) {
 		{"no verdict", good, `{"decision_id":"d1","timestamp":"2026-05-01T12:00:00Z"}` + "\n", "feedback:1: answer_in_sources: missing"},
 		{"verdict a string", good, `{"decision_id":"d1","timestamp":"2026-05-01T12:00:00Z","answer_in_sources":"yes"}` + "\n", "feedback:1: answer_in_sources: must be"},
 		{"feedback without id", good, `{"timestamp":"2026-05-01T12:00:00Z","rating":"up"}` + "\n", "feedback:1: decision_id: missing"},
+		// A repeated member means different things to different readers:
+		// bad JSON, as in a gate request.
+		{"duplicate verdict", good, `{"decision_id":"d1","timestamp":"2026-05-01T12:00:00Z","answer_in_sources":true,"answer_in_sources":false}` + "\n",
+			`feedback:1: bad JSON: offset 0: duplicate key "answer_in_sources"`},
+		{"duplicate decision id", `{"decision_id":"x","decision_id":"y","action":"inject","timestamp":"2026-05-01T12:00:00Z"}` + "\n", goodFB,
+			`decisions:1: bad JSON: offset 0: duplicate key "decision_id"`},
+		{"duplicate key in the request", `{"decision_id":"x","action":"inject","timestamp":"2026-05-01T12:00:00Z","input":{"query":"a","query":"b"}}` + "\n", goodFB,
+			`decisions:1: bad JSON: offset 80: duplicate key "query"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,6 +262,7 @@ func TestReadExamplesBad(t *testing.T) {
 		{`{"request":{"query":"q"},"label":"1"}`, "x:1: label: must be"},
 		{`{"request":"q","label":1}`, "x:1: request: must be an object"},
 		{"{\"request\":{},\"label\":1}\n{", "x:2: "},
+		{`{"request":{"query":"q"},"label":1,"label":0}`, `x:1: bad JSON: offset 0: duplicate key "label"`},
 	} {
 		if _, err := ReadExamples(strings.NewReader(c.in+"\n"), "x"); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.in, err, c.want)

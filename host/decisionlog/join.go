@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,7 +22,11 @@ type Example struct {
 	Request json.RawMessage `json:"request,omitempty"`
 	// Label is 1 when the feedback said the answer was in the sources
 	// (answer_in_sources true), 0 when it said it was not.
-	Label      int                `json:"label"`
+	Label int `json:"label"`
+	// Group is the question the request asked (QuestionGroup), present with
+	// the request: calibration counts every decision of one question as
+	// one piece of evidence, however often it was asked.
+	Group      string             `json:"group,omitempty"`
 	DecisionID string             `json:"decision_id"`
 	Timestamp  time.Time          `json:"timestamp"`
 	Path       string             `json:"path"`
@@ -206,8 +211,21 @@ func exampleOf(d *Decision, v *verdict) Example {
 	}
 	if len(d.Input) > 0 && len(d.Erased) == 0 && len(d.Omitted) == 0 {
 		ex.Request = d.Input
+		var q struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal(d.Input, &q) == nil {
+			ex.Group = QuestionGroup(q.Query)
+		}
 	}
 	return ex
+}
+
+// QuestionGroup is the calibration group of the decisions that asked
+// query: its words, lowercased, so that "Reset my password" and "reset my
+// password" are one question.
+func QuestionGroup(query string) string {
+	return "q:" + strings.Join(strings.Fields(strings.ToLower(query)), " ")
 }
 
 // Join reads one decision log and one feedback log and joins them

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/internal/jsonl"
 )
 
@@ -98,6 +99,11 @@ func strict(line []byte, v any) *LineError {
 	}
 	if dec.More() {
 		return &LineError{Msg: "more than one JSON value on the line"}
+	}
+	// A repeated member is read differently by different parsers: bad
+	// JSON, as in a gate request (encoding/json lets the last one win).
+	if _, err := jsonx.ParseWith(line, jsonx.Limits{CheckOnly: true}); err != nil {
+		return &LineError{Msg: "bad JSON: " + err.Error()}
 	}
 	return nil
 }

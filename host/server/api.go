@@ -103,9 +103,16 @@ func gapKind(gapEvent []byte) string {
 }
 
 // handleValidate: POST /v1/validate, {"answer","tags","query"} in, the
-// validation JSON out. A soft refusal is a gap event; send the decision's id
-// in X-Ctxgate-Decision-Id to log it with the decision's query and signals.
+// validation JSON out. A soft refusal is a gap event of the decision named
+// by X-Ctxgate-Decision-Id (logSoftRefusal); an id this server did not
+// issue is refused (404) before anything else happens, as feedback refuses
+// it.
 func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(HeaderDecisionID)
+	if id != "" && !s.ids.valid(id, idDecision) {
+		s.fail(w, unknownDecision(HeaderDecisionID))
+		return
+	}
 	body, ok := s.gatedBody(w, r)
 	if !ok {
 		return
@@ -117,9 +124,7 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
 	}
 	v := parseValidation(out)
 	s.answerChecked(v)
-	if v.SoftRefusal {
-		s.logSoftRefusal(r.Header.Get(HeaderDecisionID), v)
-	}
+	s.logSoftRefusal(id, v)
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -170,26 +175,19 @@ func (s *Server) answerChecked(v *validationView) {
 	}
 }
 
-// logSoftRefusal logs a refusal_soft gap event: from the remembered decision
-// when its id is known (query, signals, top chunks), else the validation's
-// own event when it names a query. Without a query there is nothing a gap
-// report could cluster, so nothing is logged.
+// logSoftRefusal logs a soft refusal as a refusal_soft gap event of the
+// decision id names, built from what the server remembers of it (query,
+// signals, top chunks), the first time only. The caller has checked that
+// the server issued id. Nothing else is logged: not a validation without an
+// id, whose query is the caller's to choose (300 of them would otherwise
+// rank any text first on /gaps), nor one for a decision no longer
+// remembered (feedback_entries), whose repeats could not be told apart.
 func (s *Server) logSoftRefusal(id string, v *validationView) {
-	if rec := s.records.get(id); id != "" && rec != nil {
-		s.gaps.add("refusal_soft", rec.appendGapEvent(nil, "refusal_soft", ""), id, rec.policy)
+	if !v.SoftRefusal || id == "" || s.gaps == nil {
 		return
 	}
-	if len(v.GapEvent) > 0 && v.GapEvent[0] == '{' {
-		var q struct {
-			Query string `json:"query"`
-		}
-		if json.Unmarshal(v.GapEvent, &q) == nil && q.Query != "" {
-			var ref policyRef
-			if a := s.cur.Load(); a != nil {
-				ref = a.ref
-			}
-			s.gaps.add("refusal_soft", v.GapEvent, id, ref)
-		}
+	if rec, first := s.records.firstGap(id, gapRefusalSoft); first {
+		s.gaps.add("refusal_soft", rec.appendGapEvent(nil, "refusal_soft", ""), id, rec.policy)
 	}
 }
 

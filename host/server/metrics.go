@@ -41,6 +41,7 @@ type metrics struct {
 	gapEvents       *prometheus.CounterVec // {kind}
 	gapLogErrors    prometheus.Counter
 	gapLogRotations prometheus.Counter
+	gapsPageBuilds  prometheus.Counter
 	feedback        *prometheus.CounterVec   // {rating}
 	reloads         *prometheus.CounterVec   // {result}
 	upstream        *prometheus.HistogramVec // {route, outcome}
@@ -91,6 +92,8 @@ func newMetrics(s *Server) *metrics {
 		Help: "Gap events that could not be written whole or synced (a partial line is cut off, never left for the next event to land on)."})
 	m.gapLogRotations = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gap_log_rotations_total",
 		Help: "Gap log files rotated for reaching gap_log_max_bytes."})
+	m.gapsPageBuilds = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gaps_page_builds_total",
+		Help: "GET /gaps pages built from the gap log: a page is built again only when the log changed, or for other query parameters."})
 	m.reloads = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_policy_reloads_total",
 		Help: "Policy loads and reloads, by result (ok, error, rollback)."}, []string{"result"})
 	m.upstream = f.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxgate_upstream_seconds",

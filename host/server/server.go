@@ -99,7 +99,7 @@ type Options struct {
 	// Empty: verdicts are counted but not recorded.
 	FeedbackLog string
 	// FeedbackTokens, when any, are the bearer tokens POST /v1/feedback
-	// must present (401 otherwise).
+	// and GET /gaps must present (401 otherwise).
 	FeedbackTokens []string
 	// DecisionIDKey signs decision ids (ids.go), at least MinIDKeyBytes;
 	// nil: a random key per process (ids do not survive a restart).
@@ -193,6 +193,7 @@ type Server struct {
 	ids      *idIssuer      // decision ids: random, MAC-signed (ids.go)
 	decLog   *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
 	fbState  *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
+	gapPages gapsPages      // GET /gaps pages of the unchanged gap log (gapscache.go)
 	closing  atomic.Bool
 	faultLog rateLimit // trap and internal-error log lines: one a second
 
