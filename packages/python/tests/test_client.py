@@ -27,6 +27,7 @@ from ctxgate import (
     Client,
     CtxgateError,
     Decision,
+    Feedback,
     GateConnectionError,
     GateRequest,
     GateTimeoutError,
@@ -119,7 +120,8 @@ def setUpModule() -> None:
     if not BIN.exists():
         raise RuntimeError(f"{BIN} is missing: run make build")
     tmp = tempfile.mkdtemp(prefix="ctxgate-py-")
-    serve = Serve("--gap-log", os.path.join(tmp, "gaps.jsonl"), "--max-body-bytes", "65536")
+    serve = Serve("--gap-log", os.path.join(tmp, "gaps.jsonl"), "--feedback-log", os.path.join(tmp, "feedback.jsonl"),
+                  "--max-body-bytes", "65536")
 
 
 def tearDownModule() -> None:
@@ -231,7 +233,10 @@ class GateTest(unittest.TestCase):
         v = self.client.feedback(did, answer_in_sources=False)
         self.assertEqual((v.answer_in_sources, v.rating, v.gap_event), (False, None, False))
         again = self.client.feedback(did, answer_in_sources=True)
-        self.assertEqual((again.answer_in_sources, again.replaced), (True, True))
+        self.assertEqual((again.answer_in_sources, again.replaced, again.recorded), (True, True, True))
+        wait_for(lambda: did in open(os.path.join(tmp, "feedback.jsonl")).read(), "the feedback log line")
+        # A server without --feedback-log answers recorded: false.
+        self.assertFalse(Feedback.from_dict({"decision_id": did, "rating": "up", "recorded": False}).recorded)
 
     def test_errors_carry_code_field_status_and_body(self) -> None:
         body = b'{"query":"q","chunks":[{"text":"a"},{"text":"b","scores":{"vector":2}}]}'
