@@ -234,7 +234,7 @@ class GateTest(unittest.TestCase):
         self.assertEqual((v.answer_in_sources, v.rating, v.gap_event), (False, None, False))
         again = self.client.feedback(did, answer_in_sources=True)
         self.assertEqual((again.answer_in_sources, again.replaced, again.recorded), (True, True, True))
-        wait_for(lambda: did in open(os.path.join(tmp, "feedback.jsonl")).read(), "the feedback log line")
+        wait_for(lambda: did in Path(tmp, "feedback.jsonl").read_text(), "the feedback log line")
         # A server without --feedback-log answers recorded: false.
         self.assertFalse(Feedback.from_dict({"decision_id": did, "rating": "up", "recorded": False}).recorded)
 
