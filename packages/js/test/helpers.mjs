@@ -11,6 +11,8 @@ import { goldenCases } from "../../../examples/edge/golden.js";
 export const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const root = process.env.CTXGATE_ROOT || resolve(pkg, "../..");
 export const ctxgateBin = process.env.CTXGATE_BIN || `${root}/bin/ctxgate`;
+/** test/runtime/node_modules: Deno, workerd and playwright-core, from their own lockfile (not the package's). */
+export const runtimes = `${pkg}/test/runtime/node_modules`;
 
 export const io = {
   readBytes: (p) => new Uint8Array(readFileSync(p)),
