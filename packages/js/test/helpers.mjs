@@ -2,9 +2,10 @@
 // golden cases (examples/edge/golden.js, the harness every JavaScript host
 // runs), the package's Gate as a golden `decide`, and a real
 // `ctxgate serve` on an ephemeral port.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { goldenCases } from "../../../examples/edge/golden.js";
 
@@ -136,3 +137,13 @@ export const KB = [
 ];
 export const ANSWERABLE = "How do I reset my password?";
 export const OFF_TOPIC = "What is the refund policy for annual plans?";
+
+/** The first fenced block of lang after heading in the README. */
+export function readmeBlock(heading, lang) {
+  const readme = readFileSync(join(pkg, "README.md"), "utf8");
+  const at = readme.indexOf(`\n${heading}\n`);
+  assert.ok(at >= 0, `README.md has no ${heading}`);
+  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(readme.slice(at));
+  assert.ok(m, `README.md has no ${lang} block under ${heading}`);
+  return m[1];
+}

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cases, pkg } from "./helpers.mjs";
+import { cases, pkg, readmeBlock } from "./helpers.mjs";
 
 test("npm pack: the files a user gets, and an install that works by name", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "ctxgate-js-pack-"));
@@ -70,12 +70,3 @@ test("npm pack: the files a user gets, and an install that works by name", (t) =
   }
 });
 
-/** The first fenced block of lang after heading in the README. */
-function readmeBlock(heading, lang) {
-  const readme = readFileSync(join(pkg, "README.md"), "utf8");
-  const at = readme.indexOf(`\n${heading}\n`);
-  assert.ok(at >= 0, `README.md has no ${heading}`);
-  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(readme.slice(at));
-  assert.ok(m, `README.md has no ${lang} block under ${heading}`);
-  return m[1];
-}
