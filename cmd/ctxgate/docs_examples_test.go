@@ -246,10 +246,7 @@ func runDocBlock(t *testing.T, b docBlockRun) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	os.Mkdir(bin, 0o755)
-	shim := "#!/bin/sh\n" + runMainEnv + "=1 exec " + shellQuote(os.Args[0]) + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "ctxgate"), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeCLIShim(t, bin)
 	for _, d := range []string{"testdata", "policies", "examples"} {
 		os.Symlink(filepath.Join(root, d), filepath.Join(dir, d))
 	}
