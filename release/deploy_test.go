@@ -206,57 +206,10 @@ func TestDeployManifests(t *testing.T) {
 // kubelet and Prometheus would, decides a request, and stops on SIGTERM.
 // Needs root (chroot) on linux/amd64; skips otherwise.
 func TestServePod(t *testing.T) {
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" || os.Geteuid() != 0 {
-		t.Skip("runs the image's linux/amd64 binary under chroot: needs root on linux/amd64")
-	}
-	bin := linuxBinary(t)
-	ca, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
-	img, err := serveImage(platformBinary{platform: v1.Platform{OS: "linux", Architecture: "amd64"}, binary: bin}, ca, testMeta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := writeLayout(filepath.Join(dir, "layout"), testMeta.version, img); err != nil {
-		t.Fatal(err)
-	}
-	idx, d, err := readLayout(filepath.Join(dir, "layout"), testMeta.version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img, err = idx.Image(d.Digest); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := layerFiles(mustLayer(t, img))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The root filesystem: root-owned, so user 65532 can write only to /tmp
-	// and to the volumes, as with readOnlyRootFilesystem.
-	rootfs := filepath.Join(dir, "rootfs")
-	os.Mkdir(rootfs, 0o755)
-	for name, f := range files {
-		p := filepath.Join(rootfs, name)
-		if strings.HasSuffix(name, "/") {
-			os.MkdirAll(p, 0o755)
-			if err := os.Chmod(p, os.FileMode(f.mode&0o777)|modeBits(f.mode)); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, f.data, os.FileMode(f.mode&0o777)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rootfs, cfg := serveRootfs(t)
 	m := manifests(t)
 	pod := m["Deployment"].Spec.Template.Spec
 	c := pod.Containers[0]
-	uid, gid := pod.SecurityContext.RunAsUser, pod.SecurityContext.RunAsGroup
 	for _, vm := range c.VolumeMounts {
 		p := filepath.Join(rootfs, vm.MountPath)
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -294,74 +247,18 @@ func TestServePod(t *testing.T) {
 	}
 
 	args := append(slices.Clone(c.Args), "--listen=127.0.0.1:0")
-	cmd := exec.Command(cfg.Config.Entrypoint[0], append(cfg.Config.Entrypoint[1:], args...)...)
-	cmd.Dir = cfg.Config.WorkingDir
-	cmd.Env = append(cfg.Config.Env, "HOME=/tmp") // from the image's /etc/passwd, as runtimes set it
-	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs,
-		Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(pod.SecurityContext.FSGroup)}}}
-	// A file, not a buffer: the process writes while the test reads.
-	stderrFile, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stderrFile.Close()
-	cmd.Stderr = stderrFile
-	stderr := fileText(stderrFile.Name())
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	lines := make(chan string, 8)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		exited <- cmd.Wait()
-	}()
-	defer cmd.Process.Kill()
-	var base string
-	select {
-	case l := <-lines:
-		_, base, _ = strings.Cut(l, "listening on ")
-	case <-time.After(60 * time.Second):
-	}
-	if base == "" {
-		t.Fatalf("the pod's ctxgate serve did not start; stderr:\n%s", stderr.String())
-	}
+	sc := pod.SecurityContext
+	cred := &syscall.Credential{Uid: uint32(sc.RunAsUser), Gid: uint32(sc.RunAsGroup), Groups: []uint32{uint32(sc.FSGroup)}}
+	srv := runImage(t, rootfs, cfg, args, cred)
 
-	get := func(path string) (int, string) {
-		r, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Body.Close()
-		b, _ := io.ReadAll(r.Body)
-		return r.StatusCode, string(b)
-	}
-	if code, body := get(c.ReadinessProbe.HTTPGet.Path); code != 200 || !strings.Contains(body, `"status":"ok"`) {
+	if code, body := srv.get(c.ReadinessProbe.HTTPGet.Path); code != 200 || !strings.Contains(body, `"status":"ok"`) {
 		t.Errorf("readiness probe %s: %d %s", c.ReadinessProbe.HTTPGet.Path, code, body)
 	}
-	if code, body := get(m["Deployment"].Spec.Template.Metadata.Annotations["prometheus.io/path"]); code != 200 || !strings.Contains(body, "ctxgate_policy_info") {
+	if code, body := srv.get(m["Deployment"].Spec.Template.Metadata.Annotations["prometheus.io/path"]); code != 200 || !strings.Contains(body, "ctxgate_policy_info") {
 		t.Errorf("metrics: %d, ctxgate_policy_info missing", code)
 	}
-	for file, action := range map[string]string{"inject.json": "inject", "refuse_off_topic.json": "refuse"} {
-		req, err := os.ReadFile(filepath.Join("..", "testdata", "requests", "default", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := http.Post(base+"/v1/gate", "application/json", bytes.NewReader(req))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-		if r.StatusCode != 200 || r.Header.Get("X-Ctxgate-Action") != action {
-			t.Errorf("%s: %d, action %q, want %s", file, r.StatusCode, r.Header.Get("X-Ctxgate-Action"), action)
-		}
-	}
+	srv.decides("inject.json", "inject")
+	srv.decides("refuse_off_topic.json", "refuse")
 	// Feedback and the gap report take the Secret's token, and only it.
 	for _, c := range []struct {
 		method, path, body, token string
@@ -372,7 +269,7 @@ func TestServePod(t *testing.T) {
 		{"GET", "/gaps", "", "not-the-token-0123456789", 401},
 		{"GET", "/gaps", "", podToken, 200},
 	} {
-		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+		req, _ := http.NewRequest(c.method, srv.base+c.path, strings.NewReader(c.body))
 		if c.token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.token)
 		}
@@ -394,20 +291,194 @@ func TestServePod(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("no gap event in the gaps volume; stderr:\n%s", stderr.String())
+			t.Errorf("no gap event in the gaps volume; stderr:\n%s", srv.stderr.String())
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	srv.stop()
+}
 
-	cmd.Process.Signal(syscall.SIGTERM)
+// TestServeReadOnlyImage runs the serve image as `docker run --read-only`
+// does: the image's own command, its user, HOME from its /etc/passwd, and
+// nothing writable, /tmp included (no volume, no tmpfs). The compilation
+// cache cannot be made, so serve compiles in memory, says so in one line,
+// and decides. Needs root (chroot) on linux/amd64; skips otherwise.
+func TestServeReadOnlyImage(t *testing.T) {
+	rootfs, cfg := serveRootfs(t)
+	if err := os.Chmod(filepath.Join(rootfs, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	uid, gid, _ := strings.Cut(cfg.Config.User, ":")
+	u, _ := strconv.Atoi(uid)
+	g, _ := strconv.Atoi(gid)
+	args := append(slices.Clone(cfg.Config.Cmd), "--listen=127.0.0.1:0")
+	srv := runImage(t, rootfs, cfg, args, &syscall.Credential{Uid: uint32(u), Gid: uint32(g)})
+	srv.decides("inject.json", "inject")
+	srv.stop()
+	var warnings []string
+	for _, l := range strings.Split(srv.stderr.String(), "\n") {
+		if strings.Contains(l, "compilation cache") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "level=WARN") || !strings.Contains(warnings[0], "dir=/tmp/.cache/ctxgate/wazero") {
+		t.Errorf("want one warning about the cache in /tmp/.cache, got:\n%s", srv.stderr.String())
+	}
+	filepath.Walk(rootfs, func(p string, fi os.FileInfo, err error) error {
+		if st, ok := fi.Sys().(*syscall.Stat_t); err == nil && ok && st.Uid == uint32(u) {
+			t.Errorf("serve wrote %s in the read-only image", p)
+		}
+		return nil
+	})
+}
+
+// serveRootfs builds the serve image from this tree, writes it as an OCI
+// layout and reads it back, and unpacks its layer into a directory. The
+// files are root's, so user 65532 can write only where a test lets it (the
+// image's /tmp, volumes), as with readOnlyRootFilesystem.
+func serveRootfs(t *testing.T) (string, *v1.ConfigFile) {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" || os.Geteuid() != 0 {
+		t.Skip("runs the image's linux/amd64 binary under chroot: needs root on linux/amd64")
+	}
+	bin := linuxBinary(t)
+	ca, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	img, err := serveImage(platformBinary{platform: v1.Platform{OS: "linux", Architecture: "amd64"}, binary: bin}, ca, testMeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := writeLayout(filepath.Join(dir, "layout"), testMeta.version, img); err != nil {
+		t.Fatal(err)
+	}
+	idx, d, err := readLayout(filepath.Join(dir, "layout"), testMeta.version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = idx.Image(d.Digest); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := layerFiles(mustLayer(t, img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootfs := filepath.Join(dir, "rootfs")
+	os.Mkdir(rootfs, 0o755)
+	for name, f := range files {
+		p := filepath.Join(rootfs, name)
+		if strings.HasSuffix(name, "/") {
+			os.MkdirAll(p, 0o755)
+			if err := os.Chmod(p, os.FileMode(f.mode&0o777)|modeBits(f.mode)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, f.data, os.FileMode(f.mode&0o777)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rootfs, cfg
+}
+
+// imageServer is the image's serve, running.
+type imageServer struct {
+	t      *testing.T
+	base   string
+	stderr fileText
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// runImage starts the image's entrypoint with args, chrooted into rootfs
+// as cred, with the image's environment and HOME from its /etc/passwd (as
+// runtimes set it), and waits until it listens. It is killed when the test
+// ends if stop was not called.
+func runImage(t *testing.T, rootfs string, cfg *v1.ConfigFile, args []string, cred *syscall.Credential) *imageServer {
+	t.Helper()
+	cmd := exec.Command(cfg.Config.Entrypoint[0], append(cfg.Config.Entrypoint[1:], args...)...)
+	cmd.Dir = cfg.Config.WorkingDir
+	cmd.Env = append(cfg.Config.Env, "HOME=/tmp")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs, Credential: cred}
+	// A file, not a buffer: the process writes while the test reads.
+	stderrFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stderrFile.Close() })
+	cmd.Stderr = stderrFile
+	s := &imageServer{t: t, stderr: fileText(stderrFile.Name()), cmd: cmd, exited: make(chan error, 1)}
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text(): // the first is "listening on"
+			default: // access log lines nobody reads
+			}
+		}
+		s.exited <- cmd.Wait()
+	}()
 	select {
-	case err := <-exited:
+	case l := <-lines:
+		_, s.base, _ = strings.Cut(l, "listening on ")
+	case <-time.After(60 * time.Second):
+	}
+	if s.base == "" {
+		t.Fatalf("the image's ctxgate serve did not start; stderr:\n%s", s.stderr.String())
+	}
+	return s
+}
+
+func (s *imageServer) get(path string) (int, string) {
+	r, err := http.Get(s.base + path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	return r.StatusCode, string(b)
+}
+
+// decides posts testdata/requests/default/file and wants action.
+func (s *imageServer) decides(file, action string) {
+	s.t.Helper()
+	req, err := os.ReadFile(filepath.Join("..", "testdata", "requests", "default", file))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	r, err := http.Post(s.base+"/v1/gate", "application/json", bytes.NewReader(req))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || r.Header.Get("X-Ctxgate-Action") != action {
+		s.t.Errorf("%s: %d, action %q, want %s; stderr:\n%s", file, r.StatusCode, r.Header.Get("X-Ctxgate-Action"), action, s.stderr.String())
+	}
+}
+
+// stop sends SIGTERM and wants a clean exit.
+func (s *imageServer) stop() {
+	s.t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.exited:
 		if err != nil {
-			t.Errorf("serve after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+			s.t.Errorf("serve after SIGTERM: %v; stderr:\n%s", err, s.stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Errorf("serve did not stop on SIGTERM")
+		s.t.Errorf("serve did not stop on SIGTERM")
 	}
 }
 

@@ -223,7 +223,7 @@ func runGapsVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	var j gaps.Judge = gaps.ScoreJudge{Floor: gf.opt.Thresholds.Floor}
 	if *judge == "gate" {
 		ctx := context.Background()
-		ev, err := gate.open(ctx)
+		ev, err := gate.open(ctx, stderr)
 		if err != nil {
 			return fail(stderr, "gaps verify", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -163,7 +164,7 @@ func (f *gateFlags) check() error {
 
 // open builds the evaluator the flags ask for. A usage problem (unknown
 // module) is reported as such, so the caller can exit 2.
-func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
+func (f *gateFlags) open(ctx context.Context, stderr io.Writer) (host.Evaluator, error) {
 	if f.policy == "" && len(f.trust) > 0 {
 		return nil, errors.New("--trust is set but --policy is not: a signed bundle is required (the built-in default is not signed)")
 	}
@@ -189,7 +190,8 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 			return nil, err
 		}
 	} else {
-		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
+		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir,
+			Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 		if f.wasm != "" {
 			if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
 				return nil, err

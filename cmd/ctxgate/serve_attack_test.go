@@ -30,6 +30,13 @@ func serveProcess(t *testing.T, args ...string) (string, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	return startServeCommand(t, cmd)
+}
+
+// startServeCommand starts cmd, a `ctxgate serve` that listens on an
+// ephemeral port, and returns its base URL and its stderr.
+func startServeCommand(t *testing.T, cmd *exec.Cmd) (string, *lockedBuffer) {
+	t.Helper()
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()

@@ -46,7 +46,7 @@ func (s *Server) gateOptions(l *loaded, poolSize int, interrupt host.Interrupt) 
 	return host.Options{
 		Module: s.opts.Module, Wasm: s.opts.Wasm,
 		Policy: l.policy, TrustKeys: l.trust, TrustMode: s.opts.Policy.TrustMode,
-		PoolSize: poolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
+		PoolSize: poolSize, CacheDir: s.opts.CacheDir, Logger: s.log, MaxPages: s.opts.MaxPages,
 		Interrupt:     interrupt,
 		MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),
 		// The server bounds each call with the request's gate deadline;
