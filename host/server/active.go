@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 )
 
 // active is one loaded policy and the gate that runs it. Requests hold a
@@ -145,6 +146,10 @@ func (s *Server) Reload(ctx context.Context) error {
 	defer s.reloadMu.Unlock()
 	err := s.reloadLocked(ctx)
 	var rb *rollbackError
+	var refused *safefile.Error
+	if errors.As(err, &refused) {
+		s.metrics.policyFileRefused.WithLabelValues(refused.Reason).Inc()
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, &rb):
@@ -168,7 +173,9 @@ func (s *Server) Reload(ctx context.Context) error {
 // partial (bad JSON, or a bundle whose signature does not verify) for a
 // moment. A failure is final once the same bytes fail twice across a
 // backoff, or after reloadAttempts reads (about 1.5 s in all); an empty file
-// is retried until then.
+// is retried until then. A file refused for its type or size (a FIFO, a
+// device, over safefile.MaxPolicyBytes) is final at once: no writer leaves
+// one mid-write.
 const (
 	reloadAttempts = 6
 	reloadBackoff  = 50 * time.Millisecond // doubled after each attempt
@@ -190,8 +197,9 @@ func (s *Server) reloadLocked(ctx context.Context) error {
 		}
 		var rb *rollbackError
 		var empty emptyPolicyError
+		var refused *safefile.Error
 		settled := attempt > 1 && print == last && !errors.As(err, &empty)
-		if errors.As(err, &rb) || settled || attempt == reloadAttempts {
+		if errors.As(err, &rb) || errors.As(err, &refused) || settled || attempt == reloadAttempts {
 			return err
 		}
 		last = print

@@ -461,9 +461,14 @@ func (s *Server) gateCtx(r *http.Request) (context.Context, context.CancelFunc) 
 
 // ---- policy file watching ----
 
+// fileStamp is what the poller compares: the file's identity as well as its
+// mtime and size, so a symlink swapped to another file of the same size and
+// mtime (/dev/zero for /dev/null, a ConfigMap's new data directory) is a
+// change.
 type fileStamp struct {
 	mod  time.Time
 	size int64
+	fi   os.FileInfo // nil: the file is missing
 }
 
 func stamp(path string) fileStamp {
@@ -471,7 +476,14 @@ func stamp(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{st.ModTime(), st.Size()}
+	return fileStamp{st.ModTime(), st.Size(), st}
+}
+
+func (a fileStamp) same(b fileStamp) bool {
+	if a.fi == nil || b.fi == nil {
+		return a.fi == nil && b.fi == nil
+	}
+	return a.mod.Equal(b.mod) && a.size == b.size && os.SameFile(a.fi, b.fi)
 }
 
 // watchFiles records the files the last load read and their current stamps.
@@ -489,7 +501,7 @@ func (s *Server) changed() bool {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	for f, old := range s.watched {
-		if stamp(f) != old {
+		if !stamp(f).same(old) {
 			return true
 		}
 	}
