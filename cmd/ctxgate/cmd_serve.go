@@ -36,7 +36,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Policy, "policy", "", "policy JSON `FILE`, signed bundle, or preset name")
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
 	fs.StringVar(&fc.TrustMode, "trust-mode", "", trustModeHelp+" (config: trust_mode)")
-	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, reloads never go back from the running version)")
+	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, never older than the highest signed version loaded either: --state-dir)")
+	fs.StringVar(&fc.StateDir, "state-dir", "", "with --trust, keep the highest signed policy version loaded in `DIR` and refuse older ones after a restart (default: the policy file's directory)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
 	interrupt := fs.String("interrupt", "auto", "can a gate deadline stop a running call: `auto` (a --wasm module yes, the bundled ones run without wazero's termination checks, 4-8x faster), always, never (docs/performance.md)")
@@ -163,6 +164,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"trust":                 func() { cfg.Trust = trust },
 		"trust-mode":            func() { cfg.TrustMode = f.TrustMode },
 		"min-version":           func() { cfg.MinVersion = f.MinVersion },
+		"state-dir":             func() { cfg.StateDir = f.StateDir },
 		"module":                func() { cfg.Module = f.Module },
 		"pool-size":             func() { cfg.PoolSize = f.PoolSize },
 		"upstream":              func() { cfg.Upstream = f.Upstream },

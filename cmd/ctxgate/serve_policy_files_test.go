@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -208,5 +209,121 @@ func TestCLIRefusesHostilePolicyFiles(t *testing.T) {
 				t.Fatalf("%s: %v blocked", f.Name, args)
 			}
 		}
+	}
+}
+
+// serveMustNotStart runs `ctxgate serve args...` as a process and returns
+// its exit code and stderr; it fails the test if the server starts
+// listening.
+func serveMustNotStart(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case <-done:
+			return cmd.ProcessState.ExitCode(), stderr.String()
+		case <-deadline:
+		case <-time.After(20 * time.Millisecond):
+			if !strings.Contains(stdout.String(), "listening") {
+				continue
+			}
+		}
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("serve %v started: %s", args, tail(stderr.String(), 2000))
+	}
+}
+
+// replaceFile puts src's bytes at dst by rename, as a deployment does.
+func replaceFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst+".tmp", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dst+".tmp", dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeRestartRefusesRollback (issue 24, item 2): with --trust, the
+// highest signed version a real `ctxgate serve` loaded survives a kill -9:
+// restarted on an older signed bundle it refuses to start, whatever
+// --min-version says below it; --min-version above it still counts; an
+// operator rolls back by removing the state file; --state-dir places it.
+func TestServeRestartRefusesRollback(t *testing.T) {
+	dir := t.TempDir()
+	trust, bundle := signedVersions(t, dir, "1", "2", "3")
+	policy := filepath.Join(dir, "policy.bundle.json")
+	state := policy + ".ctxgate-state.json"
+	flags := append(wasmFlags(t, "tinygo"), "--policy", policy, "--trust", trust)
+	replaceFile(t, bundle("2"), policy)
+	c := startChild(t, nil, append(flags, "--reload-poll", "50ms")...)
+	replaceFile(t, bundle("3"), policy)
+	deadline := time.Now().Add(20 * time.Second)
+	for policyOf(t, c.base) != "default@3" {
+		if time.Now().After(deadline) {
+			t.Fatalf("v3 not loaded: %s", tail(c.stderr.String(), 2000))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.cmd.Process.Kill() // a crash, not a shutdown: nothing is written on the way out
+	<-c.exited
+
+	for _, v := range []string{"1", "2"} {
+		replaceFile(t, bundle(v), policy)
+		for _, extra := range [][]string{nil, {"--min-version", "1"}} {
+			code, errs := serveMustNotStart(t, append(flags, extra...)...)
+			if code == exitOK || !strings.Contains(errs, "older than 3, the highest signed version loaded") || !strings.Contains(errs, "remove "+strconv.Quote(state)) {
+				t.Errorf("restart on v%s %v: exit %d: %s", v, extra, code, tail(errs, 1000))
+			}
+		}
+	}
+	replaceFile(t, bundle("3"), policy)
+	if code, errs := serveMustNotStart(t, append(flags, "--min-version", "4")...); !strings.Contains(errs, "older than min_version 4") {
+		t.Errorf("--min-version above the state: exit %d: %s", code, tail(errs, 1000))
+	}
+
+	// The deliberate rollback: the state file removed, v2 starts, and is
+	// the new floor.
+	replaceFile(t, bundle("2"), policy)
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	c = startChild(t, nil, flags...)
+	if got := policyOf(t, c.base); got != "default@2" {
+		t.Fatalf("after removing the state: %q", got)
+	}
+	var rec struct {
+		Version    string `json:"version"`
+		PolicyPath string `json:"policy_path"`
+	}
+	if b, err := os.ReadFile(state); err != nil || json.Unmarshal(b, &rec) != nil || rec.Version != "2" || rec.PolicyPath != policy {
+		t.Errorf("state after the rollback: %+v %v", rec, err)
+	}
+
+	// --state-dir: the state goes there, and nothing beside the policy.
+	os.Remove(state)
+	stateDir := t.TempDir()
+	replaceFile(t, bundle("3"), policy)
+	c2 := startChild(t, nil, append(flags, "--state-dir", stateDir)...)
+	policyOf(t, c2.base)
+	if _, err := os.Stat(filepath.Join(stateDir, filepath.Base(state))); err != nil {
+		t.Errorf("--state-dir: %v", err)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Errorf("--state-dir: a state file beside the policy too")
 	}
 }

@@ -30,11 +30,15 @@ type FileConfig struct {
 	// MinVersion refuses a policy older than this version (and with trust
 	// keys, reloads never go back from the running version).
 	MinVersion string `yaml:"min_version"`
-	Module     string `yaml:"module"` // tinygo | go
-	PoolSize   int    `yaml:"pool_size"`
-	Upstream   string `yaml:"upstream"`
-	FailOpen   bool   `yaml:"fail_open"`
-	GapLog     string `yaml:"gap_log"`
+	// StateDir holds the policy state file (with trust: the highest signed
+	// version loaded, honoured after a restart); default the policy's
+	// directory.
+	StateDir string `yaml:"state_dir"`
+	Module   string `yaml:"module"` // tinygo | go
+	PoolSize int    `yaml:"pool_size"`
+	Upstream string `yaml:"upstream"`
+	FailOpen bool   `yaml:"fail_open"`
+	GapLog   string `yaml:"gap_log"`
 	// GapLogMaxBytes rotates the gap log at this size (0: never);
 	// GapLogKeep rotated files are kept (0: 5).
 	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
@@ -175,6 +179,7 @@ func (c *FileConfig) Options() (Options, error) {
 	o := Options{
 		Policy:              PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
 		MinVersion:          strings.TrimSpace(c.MinVersion),
+		StateDir:            c.StateDir,
 		PoolSize:            c.PoolSize,
 		Upstream:            c.Upstream,
 		FailOpen:            c.FailOpen,

@@ -46,6 +46,7 @@ type metrics struct {
 	reloads         *prometheus.CounterVec // {result}
 	// policyFileRefused: policy or trust files refused unread {reason}.
 	policyFileRefused *prometheus.CounterVec
+	policyStateErrors prometheus.Counter
 	upstream          *prometheus.HistogramVec // {route, outcome}
 	upstreamCuts      *prometheus.CounterVec   // {where}: stream, body
 	largeRequests     prometheus.Counter
@@ -98,6 +99,8 @@ func newMetrics(s *Server) *metrics {
 		Help: "Policy loads and reloads, by result (ok, error, rollback)."}, []string{"result"})
 	m.policyFileRefused = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_policy_file_refused_total",
 		Help: "Policy and trust files refused unread, by reason: not_regular (a FIFO, a device, a directory, a socket) or too_large (over 4 MiB). Each is also a failed load."}, []string{"reason"})
+	m.policyStateErrors = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_policy_state_errors_total",
+		Help: "Signed policies loaded whose version could not be recorded in the policy state file (a restart would not know it)."})
 	for _, r := range []string{safefile.NotRegular, safefile.TooLarge} {
 		m.policyFileRefused.WithLabelValues(r) // zeros rather than missing series
 	}

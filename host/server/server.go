@@ -26,8 +26,14 @@ type Options struct {
 	// MinVersion refuses a policy whose version sorts before it
 	// (bundle.CompareVersions), at start and on reload. Independently, with
 	// trust keys a reload never goes back from the running signed policy's
-	// version.
+	// version, nor a start from the highest recorded in the policy state
+	// (StateDir).
 	MinVersion string
+	// StateDir holds the policy state file: with trust keys, the highest
+	// signed version loaded is kept there (policy_state.go) and honoured
+	// after a restart, MinVersion being the floor below it. Default: the
+	// policy file's directory.
+	StateDir string
 	// RequirePolicy makes New fail when the policy cannot be loaded.
 	// Otherwise the server starts without one, answers 503 until a reload
 	// (SIGHUP or a file change) loads a good policy.
@@ -190,6 +196,8 @@ type Server struct {
 	upstream *url.URL
 	client   *http.Client
 	http     *http.Server
+	state    *policyState   // nil without trust keys (policy_state.go)
+	started  bool           // New has returned: a newer policy raises the state
 	ids      *idIssuer      // decision ids: random, MAC-signed (ids.go)
 	decLog   *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
 	fbState  *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
@@ -244,11 +252,18 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.log.Warn("sufficient_context is enabled and no policy is named: serving the sufficient-context preset, "+
 			"NOT the built-in default policy (name one with --policy or policy: to choose)", "policy", opts.Policy.describe())
 	}
+	if err := s.openState(); err != nil {
+		return nil, err
+	}
 	if err := s.Reload(ctx); err != nil {
 		if opts.RequirePolicy {
 			return nil, err
 		}
 		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
+	}
+	if err := s.recordStarted(); err != nil {
+		s.closeGate()
+		return nil, err
 	}
 	if opts.GapLog != "" {
 		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
