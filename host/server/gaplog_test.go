@@ -65,7 +65,7 @@ func readGapFile(t *testing.T, path string) ([]gaps.Event, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, _, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{})
+	evs, _, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatalf("the gap log does not read back: %v\n%s", err, b)
 	}
@@ -155,7 +155,7 @@ func TestGapLogTornLineIsolated(t *testing.T) {
 	g.add("refusal_hard", gapEvent(2), "whole", policyRef{})
 	g.Close()
 	b, _ := os.ReadFile(path)
-	evs, st, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{SkipBad: true})
+	evs, st, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{})
 	if err != nil || st.Skipped != 1 || len(evs) != 1 || evs[0].DecisionID != "whole" {
 		t.Fatalf("skipped %d, events %v, err %v:\n%s", st.Skipped, evs, err, b)
 	}

@@ -121,7 +121,7 @@ func readGapLogTail(path string, limit int64) ([]gaps.Event, []string, error) {
 			return nil, nil, err
 		}
 	}
-	evs, st, err := gaps.ReadEvents(br, gaps.ReadOptions{SkipBad: true})
+	evs, st, err := gaps.ReadEvents(br, gaps.ReadOptions{TornTail: true})
 	if err != nil {
 		return nil, nil, err
 	}
