@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ctxgate/ctxgate/internal/jsonl"
 )
 
 // Every request is counted (ctxgate_http_requests_total{route,code}) and,
@@ -161,10 +163,20 @@ func (l *accessLogFile) Write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
-// Reopen opens the path again; on an error the old file stays in use.
+// Reopen opens the path again; on an error the old file stays in use. A
+// line a crash left torn at the end is cut off first (jsonl.CutTorn), so
+// the next line does not land on it.
 func (l *accessLogFile) Reopen() error {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		_, err = jsonl.CutTorn(f, st.Size())
+	}
+	if err != nil {
+		f.Close()
 		return err
 	}
 	l.mu.Lock()

@@ -131,7 +131,9 @@ func TestOpenAccessLog(t *testing.T) {
 		t.Errorf("bad path: %v", err)
 	}
 
+	// A line a crash left torn is cut off before the first line lands.
 	path := filepath.Join(t.TempDir(), "access.log")
+	os.WriteFile(path, []byte(`{"msg":"request","path":"/before"}`+"\n"+`{"msg":"requ`), 0o644)
 	w, err := OpenAccessLog(path, &out, &errw)
 	if err != nil {
 		t.Fatal(err)
@@ -152,5 +154,8 @@ func TestOpenAccessLog(t *testing.T) {
 	old, _ := os.ReadFile(path + ".1")
 	if !bytes.Contains(old, []byte(`"path":"/healthz"`)) || bytes.Contains(old, []byte("/v1/policy")) {
 		t.Errorf("rotated file %s", old)
+	}
+	if !bytes.HasPrefix(old, []byte(`{"msg":"request","path":"/before"}`+"\n{")) || bytes.Contains(old, []byte(`{"msg":"requ{`)) {
+		t.Errorf("the torn line was not cut:\n%s", old)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxgate/ctxgate/host/gaps"
+	"github.com/ctxgate/ctxgate/internal/jsonl"
 )
 
 // lineLog appends JSON lines to a file: the knowledge-gap log (gap events,
@@ -136,25 +137,30 @@ func (g *lineLog) reopenFile() error {
 	}
 	g.f, g.size, g.torn = f, size, false
 	if size > 0 {
-		g.torn = !endsLine(f, size)
+		g.cutTorn()
 	}
 	return nil
 }
 
-// endsLine reports whether the file's last byte is a newline (a file left
-// with a partial line by a crash gets its next line on a line of its own).
-func endsLine(f logFile, size int64) bool {
-	r, ok := f.(interface {
-		ReadAt([]byte, int64) (int, error)
-	})
+// cutTorn truncates a file a crash left ending mid-line back to its last
+// newline, so the fragment is gone rather than left in the middle of the
+// file when the next line is appended. If the cut fails, the next write
+// starts a new line instead, so only that line is lost.
+func (g *lineLog) cutTorn() {
+	f, ok := g.f.(jsonl.TornFile)
 	if !ok {
-		return true
+		return
 	}
-	var b [1]byte
-	if _, err := r.ReadAt(b[:], size-1); err != nil {
-		return true // unreadable: assume it does
+	cut, err := jsonl.CutTorn(f, g.size)
+	switch {
+	case err != nil:
+		g.torn = true
+		g.log.Error(g.name+": cannot remove the partial line a crash left; the next line starts a new one", "path", g.path, "error", err.Error())
+	case cut > 0:
+		g.size -= cut
+		g.count.lost(1)
+		g.log.Warn(g.name+": removed the partial line a crash left at its end", "path", g.path, "bytes", cut)
 	}
-	return b[0] == '\n'
 }
 
 // add queues one gap event. It blocks only when lineQueue lines are already
