@@ -138,3 +138,73 @@ func TestServeLogsSurviveTornLines(t *testing.T) {
 		t.Errorf("decisions join --strict: exit %d: %s", code, errs)
 	}
 }
+
+// rotatedSet is a log and its rotated files: path, path.1, path.2, ...
+// (every one present, up to the first missing), with their sizes.
+func rotatedSet(path string) []int64 {
+	var sizes []int64
+	for i := 0; ; i++ {
+		p := path
+		if i > 0 {
+			p += "." + strconv.Itoa(i)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return sizes
+		}
+		sizes = append(sizes, st.Size())
+	}
+}
+
+// TestServeLogsStayBounded (issue 24, item 9): a real `ctxgate serve`
+// writing a gap log, a decision log with requests, a feedback log and an
+// access log file under steady traffic keeps each to keep+1 files of at
+// most its size (plus one batch), however much it writes: it rotates
+// them many times over, dropping the oldest.
+func TestServeLogsStayBounded(t *testing.T) {
+	dir := t.TempDir()
+	logs := newServedLogs(dir)
+	access := filepath.Join(dir, "access.log")
+	const size, keep = 32 << 10, 2
+	args := append(append(wasmFlags(t, "tinygo"), "--reload-poll", "0", "--access-log", access,
+		"--gap-log-max-bytes", strconv.Itoa(size), "--gap-log-keep", strconv.Itoa(keep),
+		"--decision-log-max-bytes", strconv.Itoa(size), "--decision-log-keep", strconv.Itoa(keep),
+		"--access-log-max-bytes", strconv.Itoa(size), "--access-log-keep", strconv.Itoa(keep)), logs.flags()...)
+	c := startChild(t, nil, args...)
+	stop := make(chan struct{})
+	wait := traffic(c.base, stop)
+	deadline := time.Now().Add(60 * time.Second)
+	var rotations float64
+	for rotations < keep+2 { // every log (the gap log slowest) rotated past its kept files
+		page := string(send(t, http.MethodGet, c.base+"/metrics", nil).body)
+		rotations = min(metricSum(page, "ctxgate_gap_log_rotations_total"), metricSum(page, "ctxgate_decision_log_rotations_total"),
+			metricSum(page, "ctxgate_feedback_log_rotations_total"))
+		if time.Now().After(deadline) {
+			t.Fatalf("rotations after 60 s: %v", rotations)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stop)
+	n := wait()
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	<-c.exited
+	const batch = 16 << 10 // two clients queue a few lines at a time
+	var total int64
+	for _, p := range append(logs.all(), access) {
+		sizes := rotatedSet(p)
+		if len(sizes) > keep+1 {
+			t.Errorf("%s: %d files, want at most %d", filepath.Base(p), len(sizes), keep+1)
+		}
+		for i, sz := range sizes {
+			total += sz
+			if sz > size+batch {
+				t.Errorf("%s (file %d): %d bytes, over %d + a batch", filepath.Base(p), i, sz, size)
+			}
+		}
+		if len(sizes) < keep+1 {
+			t.Errorf("%s: only %d files: it did not rotate past its kept files", filepath.Base(p), len(sizes))
+		}
+	}
+	t.Logf("%d decisions and as many thumbs-downs, %.0f+ rotations of each log; %d bytes on disk for 4 logs (bound %d)",
+		n, rotations, total, 4*(keep+1)*(size+batch))
+}

@@ -118,23 +118,23 @@ func TestAccessLogAborted(t *testing.T) {
 func TestOpenAccessLog(t *testing.T) {
 	var out, errw bytes.Buffer
 	for dest, want := range map[string]any{"stdout": &out, "-": &out, "stderr": &errw} {
-		if w, err := OpenAccessLog(dest, &out, &errw); err != nil || w != want {
+		if w, err := OpenAccessLog(dest, &out, &errw, LogRotation{}); err != nil || w != want {
 			t.Errorf("%s: %v %v", dest, w, err)
 		}
 	}
 	for _, dest := range []string{"", "off"} {
-		if w, err := OpenAccessLog(dest, &out, &errw); err != nil || w != nil {
+		if w, err := OpenAccessLog(dest, &out, &errw, LogRotation{}); err != nil || w != nil {
 			t.Errorf("%q: %v %v", dest, w, err)
 		}
 	}
-	if _, err := OpenAccessLog(filepath.Join(t.TempDir(), "no", "such", "dir"), &out, &errw); err == nil || !strings.Contains(err.Error(), "access_log") {
+	if _, err := OpenAccessLog(filepath.Join(t.TempDir(), "no", "such", "dir"), &out, &errw, LogRotation{}); err == nil || !strings.Contains(err.Error(), "access_log") {
 		t.Errorf("bad path: %v", err)
 	}
 
 	// A line a crash left torn is cut off before the first line lands.
 	path := filepath.Join(t.TempDir(), "access.log")
 	os.WriteFile(path, []byte(`{"msg":"request","path":"/before"}`+"\n"+`{"msg":"requ`), 0o644)
-	w, err := OpenAccessLog(path, &out, &errw)
+	w, err := OpenAccessLog(path, &out, &errw, LogRotation{})
 	if err != nil {
 		t.Fatal(err)
 	}

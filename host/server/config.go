@@ -39,8 +39,8 @@ type FileConfig struct {
 	Upstream string `yaml:"upstream"`
 	FailOpen bool   `yaml:"fail_open"`
 	GapLog   string `yaml:"gap_log"`
-	// GapLogMaxBytes rotates the gap log at this size (0: never);
-	// GapLogKeep rotated files are kept (0: 5).
+	// GapLogMaxBytes rotates the gap log at this size (0: 64 MiB;
+	// negative: never); GapLogKeep rotated files are kept (0: 5).
 	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
 	GapLogKeep     int   `yaml:"gap_log_keep"`
 	// The decision log, the feedback log and their secrets.
@@ -55,6 +55,11 @@ type FileConfig struct {
 	// AccessLog: stdout (ctxgate serve's default), stderr, off, or a file
 	// path; one JSON line per request. Opened by the caller (OpenAccessLog).
 	AccessLog string `yaml:"access_log"`
+	// AccessLogMaxBytes rotates an access log file at this size (0:
+	// 64 MiB; negative: never); AccessLogKeep rotated files are kept
+	// (0: 5). Use AccessLogRotation.
+	AccessLogMaxBytes int64 `yaml:"access_log_max_bytes"`
+	AccessLogKeep     int   `yaml:"access_log_keep"`
 
 	Limits            FileLimits         `yaml:"limits"`
 	ReloadPoll        *Duration          `yaml:"reload_poll"`
@@ -256,4 +261,9 @@ func (c *FileConfig) Options() (Options, error) {
 		*p.dst = parts
 	}
 	return o, nil
+}
+
+// AccessLogRotation is the access log file's rotation, for OpenAccessLog.
+func (c *FileConfig) AccessLogRotation() LogRotation {
+	return LogRotation{MaxBytes: c.AccessLogMaxBytes, Keep: c.AccessLogKeep}
 }

@@ -83,6 +83,30 @@ type lineCounters struct {
 	rotations func()
 }
 
+// Every log serve writes rotates by size unless told not to: without it, a
+// decision log with requests grew by 2.86 GB in 20 s under two clients.
+// At most keep+1 files of maxBytes each (plus one batch) are on disk.
+const (
+	DefaultLogMaxBytes = 64 << 20
+	DefaultLogKeep     = 5
+)
+
+// logRotation applies the defaults to a log's rotation settings: a size of
+// 0 is DefaultLogMaxBytes and a negative one never rotates (returned as
+// 0); keep <= 0 is DefaultLogKeep.
+func logRotation(maxBytes int64, keep int) (int64, int) {
+	switch {
+	case maxBytes == 0:
+		maxBytes = DefaultLogMaxBytes
+	case maxBytes < 0:
+		maxBytes = 0
+	}
+	if keep <= 0 {
+		keep = DefaultLogKeep
+	}
+	return maxBytes, keep
+}
+
 // lineLogOptions are the file's rotation settings.
 type lineLogOptions struct {
 	maxBytes int64
@@ -312,14 +336,7 @@ func (g *lineLog) lost(lines int, err error) {
 // rotate renames path to path.1 (path.1 to path.2, ... up to keep; the
 // oldest is replaced) and starts a new file.
 func (g *lineLog) rotate() {
-	for i := g.keep - 1; i >= 1; i-- {
-		err := os.Rename(g.path+"."+strconv.Itoa(i), g.path+"."+strconv.Itoa(i+1))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			g.log.Error(g.name+": rotation failed", "error", err.Error())
-			return
-		}
-	}
-	if err := os.Rename(g.path, g.path+".1"); err != nil {
+	if err := shiftRotated(g.path, g.keep); err != nil {
 		g.log.Error(g.name+": rotation failed", "error", err.Error())
 		return
 	}
@@ -328,6 +345,18 @@ func (g *lineLog) rotate() {
 		return
 	}
 	g.count.rotations()
+}
+
+// shiftRotated renames path to path.1, path.1 to path.2, ... up to
+// path.keep (replacing the oldest): the rename half of a rotation.
+func shiftRotated(path string, keep int) error {
+	for i := keep - 1; i >= 1; i-- {
+		err := os.Rename(path+"."+strconv.Itoa(i), path+"."+strconv.Itoa(i+1))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return os.Rename(path, path+".1")
 }
 
 // Flush waits until every line queued so far is written and synced.

@@ -89,10 +89,11 @@ type Options struct {
 	// GapLog is the knowledge-gap JSONL file; empty: no log.
 	GapLog string
 	// GapLogMaxBytes rotates the gap log when it reaches this size (to
-	// GapLog.1, GapLog.2, ...); 0: never (rotate it with logrotate and
-	// ReopenGapLog, SIGHUP in ctxgate serve).
+	// GapLog.1, GapLog.2, ...); 0: DefaultLogMaxBytes; negative: never
+	// (rotate it with logrotate and ReopenLogs, SIGHUP in ctxgate serve).
 	GapLogMaxBytes int64
-	// GapLogKeep is how many rotated files are kept; default 5.
+	// GapLogKeep is how many rotated files are kept; default
+	// DefaultLogKeep.
 	GapLogKeep int
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
@@ -165,9 +166,7 @@ func (o *Options) defaults() {
 	if o.LargeConcurrency <= 0 {
 		o.LargeConcurrency = defaultLargeConcurrency()
 	}
-	if o.GapLogKeep <= 0 {
-		o.GapLogKeep = 5
-	}
+	o.GapLogMaxBytes, o.GapLogKeep = logRotation(o.GapLogMaxBytes, o.GapLogKeep)
 	if o.FeedbackEntries <= 0 {
 		o.FeedbackEntries = 10000
 	}
