@@ -39,6 +39,9 @@ type lineLog struct {
 
 	maxBytes int64 // rotate when the file reaches this size; 0: never
 	keep     int   // rotated files kept: path.1 (newest) .. path.keep
+	// mask erases from gap events what decision_log_mask erases from the
+	// decision log (gaplog_mask.go); nil: none, and for the other logs.
+	mask *gapMask
 
 	ch      chan queuedLine
 	chMu    sync.RWMutex // Reopen's send against Close
@@ -112,6 +115,7 @@ type lineLogOptions struct {
 	maxBytes int64
 	keep     int
 	open     func(path string) (logFile, error) // nil: os.OpenFile for appending
+	mask     *gapMask                           // the gap log's (lineLog.mask)
 }
 
 // openAppend opens for appending, and for reading the last byte (a line a
@@ -135,7 +139,7 @@ func openLineLog(name, path string, o lineLogOptions, log *slog.Logger, c lineCo
 	if o.keep <= 0 {
 		o.keep = 1
 	}
-	g := &lineLog{name: name, path: path, open: o.open, maxBytes: o.maxBytes, keep: o.keep,
+	g := &lineLog{name: name, path: path, open: o.open, maxBytes: o.maxBytes, keep: o.keep, mask: o.mask,
 		ch: make(chan queuedLine, lineQueue), done: make(chan struct{}), log: log, count: c}
 	if err := g.reopenFile(); err != nil {
 		return nil, err
@@ -192,6 +196,11 @@ func (g *lineLog) cutTorn() {
 func (g *lineLog) add(kind string, gapEvent []byte, id string, p policyRef) {
 	if g == nil || len(gapEvent) < 2 || gapEvent[0] != '{' {
 		return
+	}
+	if g.mask != nil {
+		if gapEvent = g.mask.apply(gapEvent); gapEvent == nil {
+			return
+		}
 	}
 	g.addLine(kind, gaps.AppendEventLine(make([]byte, 0, len(gapEvent)+160), gapEvent, time.Now(), id, gaps.PolicyRef(p)))
 }

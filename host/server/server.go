@@ -265,7 +265,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if opts.GapLog != "" {
-		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
+		mask, err := newGapMask(opts.DecisionLog.Mask, s.ids)
+		if err != nil {
+			s.closeGate()
+			return nil, err
+		}
+		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep, mask: mask}, s.log, s.metrics)
 		if err != nil {
 			s.closeGate()
 			return nil, err
