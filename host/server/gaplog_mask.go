@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"hash"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
@@ -25,7 +26,7 @@ import (
 // says what was erased in "erased", as a decision-log line does.
 type gapMask struct {
 	query, text bool
-	erased      []string
+	erased      []byte // the "erased" member's value: ["query","text"]
 	ids         *idIssuer
 }
 
@@ -40,11 +41,9 @@ func newGapMask(groups []string, ids *idIssuer) (*gapMask, error) {
 	if err != nil || !query && !text {
 		return nil, err
 	}
-	return &gapMask{query: query, text: text, erased: erased, ids: ids}, nil
+	list, _ := json.Marshal(erased)
+	return &gapMask{query: query, text: text, erased: list, ids: ids}, nil
 }
-
-// gapEventMembers are the members a masked event keeps as they are.
-var gapEventMembers = map[string]bool{"kind": true, "confidence": true, "signals": true}
 
 // apply returns the masked event, or nil for an event that does not parse
 // (the core and the server write them, so it does not happen): it is not
@@ -54,47 +53,37 @@ func (m *gapMask) apply(ev []byte) []byte {
 	if err != nil || v.Kind() != jsonx.Object {
 		return nil
 	}
-	dst := make([]byte, 0, len(ev))
-	dst = append(dst, '{')
-	n := 0
-	member := func(k string) {
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = jsonx.AppendString(dst, k)
-		dst = append(dst, ':')
+	dst := appendKept(make([]byte, 0, len(ev)+64), &v, m.keepEventMember, m.appendEventMember)
+	dst = dst[:len(dst)-1] // reopen the object
+	if len(dst) > 1 {
+		dst = append(dst, ',')
 	}
-	for i := 0; i < v.Len(); i++ {
-		k, val := v.Key(i), v.Member(i)
-		switch {
-		case gapEventMembers[k]:
-			member(k)
-			dst = jsonx.AppendValue(dst, val)
-		case k == "query":
-			member(k)
-			if m.query {
-				dst = m.appendToken(dst, val.Str())
-			} else {
-				dst = jsonx.AppendValue(dst, val)
-			}
-		case (k == "query_embedding" || k == "comment") && !m.query:
-			member(k)
-			dst = jsonx.AppendValue(dst, val)
-		case k == "top_chunks" && val.Kind() == jsonx.Array:
-			member(k)
-			dst = m.appendChunks(dst, val)
-		}
+	dst = append(dst, `"erased":`...)
+	dst = append(dst, m.erased...)
+	return append(dst, '}')
+}
+
+// keepEventMember: the members known to carry no text, the query (as a
+// token when masked) and the top chunks (their ids as tokens when masked);
+// the embedding and a comment only when the query is not masked.
+func (m *gapMask) keepEventMember(k string) bool {
+	switch k {
+	case "kind", "confidence", "signals", "query", "top_chunks":
+		return true
+	case "query_embedding", "comment":
+		return !m.query
 	}
-	member("erased")
-	dst = append(dst, '[')
-	for i, g := range m.erased {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonx.AppendString(dst, g)
+	return false
+}
+
+func (m *gapMask) appendEventMember(dst []byte, k string, v *jsonx.Value) []byte {
+	switch {
+	case k == "query" && m.query:
+		return m.appendToken(dst, v.Str())
+	case k == "top_chunks" && v.Kind() == jsonx.Array:
+		return m.appendChunks(dst, v)
 	}
-	return append(dst, "]}"...)
+	return jsonx.AppendValue(dst, v)
 }
 
 // appendChunks writes the top chunks with only their ids (as tokens under
@@ -110,26 +99,13 @@ func (m *gapMask) appendChunks(dst []byte, list *jsonx.Value) []byte {
 			dst = append(dst, "null"...)
 			continue
 		}
-		dst = append(dst, '{')
-		n := 0
-		for j := 0; j < c.Len(); j++ {
-			k, val := c.Key(j), c.Member(j)
-			if k != "id" && k != "doc_id" && k != "score" {
-				continue
-			}
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			n++
-			dst = jsonx.AppendString(dst, k)
-			dst = append(dst, ':')
-			if k != "score" && m.text {
-				dst = m.appendToken(dst, val.Str())
-			} else {
-				dst = jsonx.AppendValue(dst, val)
-			}
-		}
-		dst = append(dst, '}')
+		dst = appendKept(dst, c, func(k string) bool { return k == "id" || k == "doc_id" || k == "score" },
+			func(dst []byte, k string, v *jsonx.Value) []byte {
+				if k != "score" && m.text {
+					return m.appendToken(dst, v.Str())
+				}
+				return jsonx.AppendValue(dst, v)
+			})
 	}
 	return append(dst, ']')
 }
