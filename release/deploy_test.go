@@ -372,7 +372,7 @@ func TestConfigMapPolicyIsDefault(t *testing.T) {
 }
 
 // TestDeployLogsBounded: in deploy/k8s the gap log rotates, and its kept
-// files (keep+1 of gap_log_max_bytes, plus a batch of a MiB) fit the
+// files (keep+1 of gap_log_max_bytes, plus one line, a MiB at most) fit the
 // emptyDir's sizeLimit, so a flood of refusals cannot get the pod evicted.
 func TestDeployLogsBounded(t *testing.T) {
 	m := manifests(t)

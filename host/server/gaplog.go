@@ -88,7 +88,7 @@ type lineCounters struct {
 
 // Every log serve writes rotates by size unless told not to: without it, a
 // decision log with requests grew by 2.86 GB in 20 s under two clients.
-// At most keep+1 files of maxBytes each (plus one batch) are on disk.
+// At most keep+1 files of maxBytes each (plus one line) are on disk.
 const (
 	DefaultLogMaxBytes = 64 << 20
 	DefaultLogKeep     = 5
@@ -277,10 +277,38 @@ func (g *lineLog) run() {
 	}
 }
 
-// writeBatch writes the lines in buf (one per kind) and syncs them. A short
-// write keeps the complete lines it wrote and cuts the file back to the
-// last of them; the lines after it are lost, logged and counted as such.
+// writeBatch writes the lines in buf (one per kind), in as many parts as
+// rotations fall inside it: the lines that fit under maxBytes (at least
+// one), then a rotation, then the rest. So a file passes maxBytes by less
+// than one line, however large the batch.
 func (g *lineLog) writeBatch(buf []byte, kinds []string) {
+	for len(kinds) > 0 {
+		n, lines := len(buf), len(kinds)
+		if g.maxBytes > 0 {
+			n, lines = linesWithin(buf, g.maxBytes-g.size)
+		}
+		g.writeLines(buf[:n], kinds[:lines])
+		buf, kinds = buf[n:], kinds[lines:]
+	}
+}
+
+// linesWithin is the longest run of whole lines at the start of buf that
+// fits in room bytes, and how many lines it holds; at least the first line.
+func linesWithin(buf []byte, room int64) (n, lines int) {
+	for n < len(buf) {
+		end := n + bytes.IndexByte(buf[n:], '\n') + 1
+		if lines > 0 && int64(end) > room {
+			break
+		}
+		n, lines = end, lines+1
+	}
+	return n, lines
+}
+
+// writeLines writes lines (one per kind) and syncs them. A short write
+// keeps the complete lines it wrote and cuts the file back to the last of
+// them; the lines after it are lost, logged and counted as such.
+func (g *lineLog) writeLines(buf []byte, kinds []string) {
 	if g.torn {
 		// A partial line is still at the end of the file: end it, so it
 		// is one bad line and not the start of this batch's first.
