@@ -69,8 +69,10 @@ type podSpec struct {
 	Volumes []struct {
 		Name      string
 		ConfigMap *struct{ Name string } `yaml:"configMap"`
-		EmptyDir  *struct{}              `yaml:"emptyDir"`
-		Secret    *struct {
+		EmptyDir  *struct {
+			SizeLimit string `yaml:"sizeLimit"`
+		} `yaml:"emptyDir"`
+		Secret *struct {
 			SecretName string `yaml:"secretName"`
 			Items      []struct{ Key, Path string }
 		}
@@ -512,4 +514,37 @@ func TestConfigMapPolicyIsDefault(t *testing.T) {
 	if strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
 		t.Errorf("deploy/k8s/configmap.yaml's policy.json is not policies/default.json: copy it (indented four spaces)")
 	}
+}
+
+// TestDeployLogsBounded: in deploy/k8s the gap log rotates, and its kept
+// files (keep+1 of gap_log_max_bytes, plus one line, a MiB at most) fit the
+// emptyDir's sizeLimit, so a flood of refusals cannot get the pod evicted.
+func TestDeployLogsBounded(t *testing.T) {
+	m := manifests(t)
+	var cfg struct {
+		GapLog         string `yaml:"gap_log"`
+		GapLogMaxBytes int64  `yaml:"gap_log_max_bytes"`
+		GapLogKeep     int    `yaml:"gap_log_keep"`
+	}
+	if err := yaml.Unmarshal([]byte(m["ConfigMap"].Data["ctxgate.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GapLogMaxBytes <= 0 || cfg.GapLogKeep <= 0 || !strings.HasPrefix(cfg.GapLog, "/var/lib/ctxgate/") {
+		t.Fatalf("gap log %q rotates at %d keeping %d", cfg.GapLog, cfg.GapLogMaxBytes, cfg.GapLogKeep)
+	}
+	for _, v := range m["Deployment"].Spec.Template.Spec.Volumes {
+		if v.Name != "gaps" {
+			continue
+		}
+		limit, ok := strings.CutSuffix(v.EmptyDir.SizeLimit, "Mi")
+		mib, err := strconv.ParseInt(limit, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("gaps volume sizeLimit %q, want NMi", v.EmptyDir.SizeLimit)
+		}
+		if need := int64(cfg.GapLogKeep+1)*cfg.GapLogMaxBytes + 1<<20; need > mib<<20 {
+			t.Errorf("the gap log may hold %d bytes; the volume's sizeLimit is %d", need, mib<<20)
+		}
+		return
+	}
+	t.Fatal("no gaps volume")
 }

@@ -109,11 +109,14 @@ func readDecisionLogs(decisions, feedback []string, base []byte, stderr io.Write
 	if err != nil {
 		return nil, errors.New("--base: " + err.Error())
 	}
-	j, err := joinLogs(decisions, feedback)
+	j, err := joinLogs(decisions, feedback, false)
 	if err != nil {
 		return nil, err
 	}
-	joined, _ := j.Examples()
+	joined, st := j.Examples()
+	if s := skippedLines(st); s != "" {
+		io.WriteString(stderr, "ctxgate calibrate: warning: "+strings.TrimPrefix(s, "; ")+"\n")
+	}
 	var exs []calibrate.Example
 	noRequest := 0
 	for i := range joined {

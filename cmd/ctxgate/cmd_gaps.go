@@ -66,7 +66,7 @@ func (f *gapsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.events, "events", "", "gap events `FILE` (JSONL; - for stdin); required")
 	fs.StringVar(&f.format, "format", "md", "output format: md or json (report: also html, one self-contained page)")
 	fs.IntVar(&f.minCount, "min-count", 1, "show only clusters with at least `N` events")
-	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed lines (counted on stderr) instead of failing on the first")
+	fs.BoolVar(&f.skipBad, "skip-bad", true, "skip malformed lines, counted on stderr and in the report (a crash or a full disk leaves one); false: fail on the first")
 	fs.IntVar(&f.maxLine, "max-line-bytes", gaps.DefaultMaxLineBytes, "longest accepted line, in bytes")
 	fs.Float64Var(&f.opt.Cosine, "cosine", f.opt.Cosine, "embedding cosine at or above which two queries share a cluster")
 	fs.Float64Var(&f.opt.Jaccard, "jaccard", f.opt.Jaccard, "term-set Jaccard at or above which two queries share a cluster (when one has no embedding)")
@@ -79,8 +79,8 @@ func (f *gapsFlags) register(fs *flag.FlagSet) {
 type gapsLoad struct {
 	rep    *gaps.Report
 	events []gaps.Event
-	// skipped says, in words, which malformed lines --skip-bad skipped; ""
-	// when none.
+	// skipped says, in words, which malformed lines were skipped; "" when
+	// none.
 	skipped string
 }
 
@@ -99,7 +99,7 @@ func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer, formats 
 		return nil, err
 	}
 	defer closeFn()
-	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{SkipBad: f.skipBad, MaxLineBytes: f.maxLine, TornTail: true})
+	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{Strict: !f.skipBad, MaxLineBytes: f.maxLine, TornTail: true})
 	if err != nil {
 		return nil, errors.New(f.events + ": " + err.Error())
 	}
@@ -115,6 +115,9 @@ func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer, formats 
 	l.rep, err = gaps.Build(evs, f.opt)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if l.skipped != "" {
+		l.rep.Notes = append(l.rep.Notes, "Malformed lines were left out: "+l.skipped+".")
 	}
 	l.rep.Filter(f.minCount)
 	return l, nil
@@ -164,9 +167,7 @@ func runGapsReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		if gf.events == "-" {
 			opt.Source = "standard input"
 		}
-		if l.skipped != "" {
-			opt.Notes = []string{"Malformed lines were left out: " + l.skipped + "."}
-		}
+		opt.Notes = l.rep.Notes
 		err = gaps.WriteHTML(stdout, l.rep, l.events, opt)
 	default:
 		err = gaps.WriteMarkdown(stdout, l.rep)
@@ -212,7 +213,7 @@ func runGapsVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return fail(stderr, "gaps verify", err)
 	}
 	defer closeFn()
-	rts, st, err := gaps.ReadRetrievals(r, gaps.ReadOptions{SkipBad: gf.skipBad, MaxLineBytes: max(gf.maxLine, host.DefaultMaxInputBytes)})
+	rts, st, err := gaps.ReadRetrievals(r, gaps.ReadOptions{Strict: !gf.skipBad, MaxLineBytes: max(gf.maxLine, host.DefaultMaxInputBytes)})
 	if err != nil {
 		return fail(stderr, "gaps verify", errors.New(*retrieval+": "+err.Error()))
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,7 +64,7 @@ func TestGapsErrors(t *testing.T) {
 		{[]string{"gaps", "verify", "--events", sampleEvents, "--retrieval", sampleRetrieval, "--format", "html"}, exitUsage, "--format must be md or json"},
 		{[]string{"gaps", "report", "--events", sampleEvents, "--cosine", "2"}, exitUsage, "cosine threshold must be in (0, 1]"},
 		{[]string{"gaps", "report", "--events", filepath.Join(dir, "missing.jsonl")}, exitFail, "no such file"},
-		{[]string{"gaps", "report", "--events", bad}, exitFail, "bad.jsonl: line 2: kind: must be one of"},
+		{[]string{"gaps", "report", "--events", bad, "--skip-bad=false"}, exitFail, "bad.jsonl: line 2: kind: must be one of"},
 		{[]string{"gaps", "verify", "--events", sampleEvents}, exitUsage, "--retrieval is required"},
 		{[]string{"gaps", "verify", "--events", sampleEvents, "--retrieval", sampleRetrieval, "--judge", "x"}, exitUsage, "--judge must be gate or scores"},
 	} {
@@ -71,9 +73,9 @@ func TestGapsErrors(t *testing.T) {
 			t.Errorf("%v: exit %d stderr %q, want %d containing %q", tc.args, code, errs, tc.code, tc.msg)
 		}
 	}
-	code, out, errs := cli(t, "", "gaps", "report", "--events", bad, "--skip-bad")
+	code, out, errs := cli(t, "", "gaps", "report", "--events", bad)
 	if code != exitOK || !strings.Contains(errs, "skipped 1 malformed lines") || !strings.Contains(out, "1 event,") {
-		t.Errorf("--skip-bad: exit %d stderr %q", code, errs)
+		t.Errorf("skipping by default: exit %d stderr %q", code, errs)
 	}
 }
 
@@ -130,7 +132,36 @@ func TestGapsReportTornLastLine(t *testing.T) {
 	}
 	terminated := filepath.Join(dir, "terminated.jsonl")
 	os.WriteFile(terminated, append(append([]byte{}, whole...), `{"kind":"refusal_hard","query":"how do I reset my pa`+"\n"...), 0o644)
-	if code, _, errs := cli(t, "", "gaps", "report", "--events", terminated); code != exitFail || !strings.Contains(errs, "line "+strconv.Itoa(lines+1)) {
-		t.Fatalf("a bad line with its newline: exit %d, stderr %q", code, errs)
+	if code, _, errs := cli(t, "", "gaps", "report", "--events", terminated, "--skip-bad=false"); code != exitFail || !strings.Contains(errs, "line "+strconv.Itoa(lines+1)) {
+		t.Fatalf("a bad line with its newline, --skip-bad=false: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestGapsReportSkipsTornLines (issue 24, item 8): a torn line in the middle
+// of a gap log (what a writer that started a new line after a crash left)
+// no longer fails gaps report: it is skipped and counted, on stderr and in
+// the report itself (Markdown, JSON), and every other event is ranked.
+// --skip-bad=false still fails on it.
+func TestGapsReportSkipsTornLines(t *testing.T) {
+	whole, err := os.ReadFile(sampleEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.IndexByte(whole, '\n') + 1
+	torn := filepath.Join(t.TempDir(), "torn.jsonl")
+	os.WriteFile(torn, append(append(append([]byte{}, whole[:cut]...), `{"kind":"refusal_hard","query":"how do I reset my pa`+"\n"...), whole[cut:]...), 0o644)
+	events := strings.Count(string(whole), "\n")
+	code, out, errs := cli(t, "", "gaps", "report", "--events", torn)
+	if code != exitOK || !strings.Contains(errs, "skipped 1 malformed lines") || !strings.Contains(errs, "line 2: not JSON") ||
+		!strings.Contains(out, "> Malformed lines were left out: skipped 1 malformed lines") || !strings.HasPrefix(out, "# Knowledge-gap report\n\n"+strconv.Itoa(events)+" events") {
+		t.Errorf("default: exit %d, stderr %q, report:\n%s", code, errs, out)
+	}
+	code, out, _ = cli(t, "", "gaps", "report", "--events", torn, "--format", "json")
+	var rep struct{ Notes []string }
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "line 2") {
+		t.Errorf("json: exit %d, notes %q", code, rep.Notes)
+	}
+	if code, _, errs := cli(t, "", "gaps", "report", "--events", torn, "--skip-bad=false"); code != exitFail || !strings.Contains(errs, "line 2: not JSON") {
+		t.Errorf("--skip-bad=false: exit %d, stderr %q", code, errs)
 	}
 }

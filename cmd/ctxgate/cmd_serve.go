@@ -36,7 +36,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Policy, "policy", "", "policy JSON `FILE`, signed bundle, or preset name")
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
 	fs.StringVar(&fc.TrustMode, "trust-mode", "", trustModeHelp+" (config: trust_mode)")
-	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, reloads never go back from the running version)")
+	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, never older than the highest signed version loaded either: --state-dir)")
+	fs.StringVar(&fc.StateDir, "state-dir", "", "with --trust, keep the highest signed policy version loaded in `DIR` and refuse older ones after a restart (default: the policy file's directory)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
 	interrupt := fs.String("interrupt", "auto", "can a gate deadline stop a running call: `auto` (a --wasm module yes, the bundled ones run without wazero's termination checks, 4-8x faster), always, never (docs/performance.md)")
@@ -45,13 +46,15 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Upstream, "upstream", "", "OpenAI-compatible base `URL` for gateway mode (POST /v1/chat/completions)")
 	fs.BoolVar(&fc.FailOpen, "fail-open", false, "gateway: pass requests the gate cannot decide upstream unchanged")
 	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE` (reopened on SIGHUP)")
-	fs.Int64Var(&fc.GapLogMaxBytes, "gap-log-max-bytes", 0, "rotate the gap log at this many `BYTES` to FILE.1, FILE.2, ... (0: never)")
+	fs.Int64Var(&fc.GapLogMaxBytes, "gap-log-max-bytes", 0, "rotate the gap log at this many `BYTES` to FILE.1, FILE.2, ... (0: 64 MiB; -1: never)")
 	fs.IntVar(&fc.GapLogKeep, "gap-log-keep", 0, "rotated gap logs kept (0: 5)")
 	applyDecisionLog := decisionLogFlags(fs, &fc.DecisionLogConfig)
 	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
 	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
 	fs.StringVar(&fc.CaveatDelivery, "caveat-delivery", "", "gateway: how a caveat reaches the user: `MODE` prefix (default), suffix, instruction, none")
 	fs.StringVar(&fc.AccessLog, "access-log", "", "one JSON line per request to `DEST`: stdout (default), stderr, off, or a file (reopened on SIGHUP)")
+	fs.Int64Var(&fc.AccessLogMaxBytes, "access-log-max-bytes", 0, "rotate an access log file at this many `BYTES` (0: 64 MiB; -1: never)")
+	fs.IntVar(&fc.AccessLogKeep, "access-log-keep", 0, "rotated access log files kept (0: 5)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
 	fs.Int64Var(&fc.Limits.LargeBodyBytes, "large-body-bytes", 0, "gate inputs over this many `BYTES` run in the large-request lane: termination checks, limited concurrency (0: 256 KiB; -1: no lane)")
 	fs.IntVar(&fc.Limits.LargeConcurrency, "large-concurrency", 0, "calls at once in the large-request lane (0: GOMAXPROCS-1, at least 1)")
@@ -108,7 +111,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if cfg.AccessLog == "" {
 		cfg.AccessLog = "stdout"
 	}
-	if opts.AccessLog, err = server.OpenAccessLog(strings.TrimSpace(cfg.AccessLog), stdout, stderr); err != nil {
+	if opts.AccessLog, err = server.OpenAccessLog(strings.TrimSpace(cfg.AccessLog), stdout, stderr, cfg.AccessLogRotation()); err != nil {
 		return fail(stderr, "serve", err)
 	}
 	ctx := context.Background()
@@ -163,6 +166,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"trust":                 func() { cfg.Trust = trust },
 		"trust-mode":            func() { cfg.TrustMode = f.TrustMode },
 		"min-version":           func() { cfg.MinVersion = f.MinVersion },
+		"state-dir":             func() { cfg.StateDir = f.StateDir },
 		"module":                func() { cfg.Module = f.Module },
 		"pool-size":             func() { cfg.PoolSize = f.PoolSize },
 		"upstream":              func() { cfg.Upstream = f.Upstream },
@@ -174,6 +178,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"query-path":            func() { cfg.QueryPath = f.QueryPath },
 		"caveat-delivery":       func() { cfg.CaveatDelivery = f.CaveatDelivery },
 		"access-log":            func() { cfg.AccessLog = f.AccessLog },
+		"access-log-max-bytes":  func() { cfg.AccessLogMaxBytes = f.AccessLogMaxBytes },
+		"access-log-keep":       func() { cfg.AccessLogKeep = f.AccessLogKeep },
 		"max-body-bytes":        func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
 		"large-body-bytes":      func() { cfg.Limits.LargeBodyBytes = f.Limits.LargeBodyBytes },
 		"large-concurrency":     func() { cfg.Limits.LargeConcurrency = f.Limits.LargeConcurrency },

@@ -23,6 +23,7 @@ import (
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/gaps"
 	"github.com/ctxgate/ctxgate/host/signing"
+	"github.com/ctxgate/ctxgate/internal/jsonl"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -273,24 +274,8 @@ func (f *gateFlags) logGap(out []byte) error {
 		return err
 	}
 	line := gaps.AppendEventLine(nil, ev, time.Now(), hex.EncodeToString(id[:]), ref)
-	file, err := os.OpenFile(f.gapLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	n, err := file.Write(line)
-	if err == nil {
-		err = file.Sync()
-	} else if n > 0 {
-		// Whole or not at all: cut off the partial line (a full disk), so
-		// the next event does not land on the end of it.
-		if st, serr := file.Stat(); serr == nil {
-			file.Truncate(st.Size() - int64(n))
-		}
-	}
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	// Whole or not at all, after cutting a line a crash left torn.
+	return jsonl.AppendLine(f.gapLog, line)
 }
 
 // loadPolicy reads --policy (readPolicyArg); "" is the built-in default.

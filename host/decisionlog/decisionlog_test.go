@@ -135,7 +135,7 @@ func TestJoin(t *testing.T) {
 	}
 	wantSt := Stats{Decisions: 6, FeedbackLines: 8, Verdicts: 5, Examples: 4, Positive: 2, Negative: 2,
 		WithoutRequest: 2, RatingOnly: 1, Replaced: 2, UnknownFeedback: 1}
-	if st != wantSt {
+	if !reflect.DeepEqual(st, wantSt) {
 		t.Fatalf("stats:\n got %+v\nwant %+v", st, wantSt)
 	}
 	// The request is the logged one, byte for byte; the signals and the
@@ -267,5 +267,32 @@ func TestReadExamplesBad(t *testing.T) {
 		if _, err := ReadExamples(strings.NewReader(c.in+"\n"), "x"); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.in, err, c.want)
 		}
+	}
+}
+
+// TestJoinSkipsMalformed: a fragment a crash left in the middle of a
+// decision log or a feedback log is skipped and counted by the Joiner,
+// which joins every other line, naming the first skipped line's file and
+// line; Strict makes it an error, as Join is.
+func TestJoinSkipsMalformed(t *testing.T) {
+	dec := string(decisionLog(decision("d1", 0, ""))) + `{"decision_id":"d9","timest` + "\n" + string(decisionLog(decision("d2", 0, "")))
+	fb := string(feedbackLog(Feedback{DecisionID: "d1", Timestamp: t0, AnswerInSources: yes()})) + `{"decision_` + "\n" +
+		string(feedbackLog(Feedback{DecisionID: "d2", Timestamp: t0, AnswerInSources: no()}))
+	j := NewJoiner()
+	if err := j.AddDecisions("decisions.jsonl", strings.NewReader(dec)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.AddFeedback("feedback.jsonl", strings.NewReader(fb)); err != nil {
+		t.Fatal(err)
+	}
+	ex, st := j.Examples()
+	if len(ex) != 2 || st.Skipped != 2 || len(st.FirstErrors) != 2 || st.Decisions != 2 || st.FeedbackLines != 2 ||
+		!strings.HasPrefix(st.FirstErrors[0].Error(), "decisions.jsonl:2: not JSON") || !strings.HasPrefix(st.FirstErrors[1].Error(), "feedback.jsonl:2: not JSON") {
+		t.Fatalf("%d examples, stats %+v, first errors %v", len(ex), st, st.FirstErrors)
+	}
+	strict := NewJoiner()
+	strict.Strict = true
+	if err := strict.AddDecisions("decisions.jsonl", strings.NewReader(dec)); err == nil || !strings.HasPrefix(err.Error(), "decisions.jsonl:2: ") {
+		t.Fatalf("strict: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ func TestSampleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	evs, _, err := ReadEvents(f, ReadOptions{})
+	evs, _, err := ReadEvents(f, ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestSampleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rf.Close()
-	rts, _, err := ReadRetrievals(rf, ReadOptions{})
+	rts, _, err := ReadRetrievals(rf, ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,9 @@ type Report struct {
 	FirstSeenText string    `json:"first_seen_text,omitempty"`
 	LastSeenText  string    `json:"last_seen_text,omitempty"`
 	Clusters      []Cluster `json:"clusters"`
+	// Notes say what of the input was left out (malformed lines skipped),
+	// in words; the Markdown and HTML reports show them too.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ReportOptions echoes the thresholds a report was made with.

@@ -30,13 +30,17 @@ type FileConfig struct {
 	// MinVersion refuses a policy older than this version (and with trust
 	// keys, reloads never go back from the running version).
 	MinVersion string `yaml:"min_version"`
-	Module     string `yaml:"module"` // tinygo | go
-	PoolSize   int    `yaml:"pool_size"`
-	Upstream   string `yaml:"upstream"`
-	FailOpen   bool   `yaml:"fail_open"`
-	GapLog     string `yaml:"gap_log"`
-	// GapLogMaxBytes rotates the gap log at this size (0: never);
-	// GapLogKeep rotated files are kept (0: 5).
+	// StateDir holds the policy state file (with trust: the highest signed
+	// version loaded, honoured after a restart); default the policy's
+	// directory.
+	StateDir string `yaml:"state_dir"`
+	Module   string `yaml:"module"` // tinygo | go
+	PoolSize int    `yaml:"pool_size"`
+	Upstream string `yaml:"upstream"`
+	FailOpen bool   `yaml:"fail_open"`
+	GapLog   string `yaml:"gap_log"`
+	// GapLogMaxBytes rotates the gap log at this size (0: 64 MiB;
+	// negative: never); GapLogKeep rotated files are kept (0: 5).
 	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
 	GapLogKeep     int   `yaml:"gap_log_keep"`
 	// The decision log, the feedback log and their secrets.
@@ -51,6 +55,11 @@ type FileConfig struct {
 	// AccessLog: stdout (ctxgate serve's default), stderr, off, or a file
 	// path; one JSON line per request. Opened by the caller (OpenAccessLog).
 	AccessLog string `yaml:"access_log"`
+	// AccessLogMaxBytes rotates an access log file at this size (0:
+	// 64 MiB; negative: never); AccessLogKeep rotated files are kept
+	// (0: 5). Use AccessLogRotation.
+	AccessLogMaxBytes int64 `yaml:"access_log_max_bytes"`
+	AccessLogKeep     int   `yaml:"access_log_keep"`
 
 	Limits            FileLimits         `yaml:"limits"`
 	ReloadPoll        *Duration          `yaml:"reload_poll"`
@@ -175,6 +184,7 @@ func (c *FileConfig) Options() (Options, error) {
 	o := Options{
 		Policy:              PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
 		MinVersion:          strings.TrimSpace(c.MinVersion),
+		StateDir:            c.StateDir,
 		PoolSize:            c.PoolSize,
 		Upstream:            c.Upstream,
 		FailOpen:            c.FailOpen,
@@ -251,4 +261,9 @@ func (c *FileConfig) Options() (Options, error) {
 		*p.dst = parts
 	}
 	return o, nil
+}
+
+// AccessLogRotation is the access log file's rotation, for OpenAccessLog.
+func (c *FileConfig) AccessLogRotation() LogRotation {
+	return LogRotation{MaxBytes: c.AccessLogMaxBytes, Keep: c.AccessLogKeep}
 }

@@ -20,7 +20,8 @@ type DecisionLogConfig struct {
 	// then the chunk outcomes, are left out.
 	DecisionLogMaxLineBytes int `yaml:"decision_log_max_line_bytes"`
 	// DecisionLogMaxBytes rotates the decision and feedback logs at this
-	// size (0: never); DecisionLogKeep rotated files are kept (0: 5).
+	// size (0: 64 MiB; negative: never); DecisionLogKeep rotated files
+	// are kept (0: 5).
 	DecisionLogMaxBytes int64  `yaml:"decision_log_max_bytes"`
 	DecisionLogKeep     int    `yaml:"decision_log_keep"`
 	FeedbackLog         string `yaml:"feedback_log"` // one JSON line per accepted POST /v1/feedback

@@ -152,7 +152,7 @@ func readGapLogTail(path string, limit int64) (evs []gaps.Event, notes []string,
 			return nil, nil, nil, err
 		}
 	}
-	evs, st, err := gaps.ReadEvents(br, gaps.ReadOptions{SkipBad: true})
+	evs, st, err := gaps.ReadEvents(br, gaps.ReadOptions{TornTail: true})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -26,8 +26,14 @@ type Options struct {
 	// MinVersion refuses a policy whose version sorts before it
 	// (bundle.CompareVersions), at start and on reload. Independently, with
 	// trust keys a reload never goes back from the running signed policy's
-	// version.
+	// version, nor a start from the highest recorded in the policy state
+	// (StateDir).
 	MinVersion string
+	// StateDir holds the policy state file: with trust keys, the highest
+	// signed version loaded is kept there (policy_state.go) and honoured
+	// after a restart, MinVersion being the floor below it. Default: the
+	// policy file's directory.
+	StateDir string
 	// RequirePolicy makes New fail when the policy cannot be loaded.
 	// Otherwise the server starts without one, answers 503 until a reload
 	// (SIGHUP or a file change) loads a good policy.
@@ -83,10 +89,11 @@ type Options struct {
 	// GapLog is the knowledge-gap JSONL file; empty: no log.
 	GapLog string
 	// GapLogMaxBytes rotates the gap log when it reaches this size (to
-	// GapLog.1, GapLog.2, ...); 0: never (rotate it with logrotate and
-	// ReopenGapLog, SIGHUP in ctxgate serve).
+	// GapLog.1, GapLog.2, ...); 0: DefaultLogMaxBytes; negative: never
+	// (rotate it with logrotate and ReopenLogs, SIGHUP in ctxgate serve).
 	GapLogMaxBytes int64
-	// GapLogKeep is how many rotated files are kept; default 5.
+	// GapLogKeep is how many rotated files are kept; default
+	// DefaultLogKeep.
 	GapLogKeep int
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
@@ -159,9 +166,7 @@ func (o *Options) defaults() {
 	if o.LargeConcurrency <= 0 {
 		o.LargeConcurrency = defaultLargeConcurrency()
 	}
-	if o.GapLogKeep <= 0 {
-		o.GapLogKeep = 5
-	}
+	o.GapLogMaxBytes, o.GapLogKeep = logRotation(o.GapLogMaxBytes, o.GapLogKeep)
 	if o.FeedbackEntries <= 0 {
 		o.FeedbackEntries = 10000
 	}
@@ -190,6 +195,8 @@ type Server struct {
 	upstream *url.URL
 	client   *http.Client
 	http     *http.Server
+	state    *policyState   // nil without trust keys (policy_state.go)
+	started  bool           // New has returned: a newer policy raises the state
 	ids      *idIssuer      // decision ids: random, MAC-signed (ids.go)
 	decLog   *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
 	fbState  *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
@@ -245,14 +252,26 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.log.Warn("sufficient_context is enabled and no policy is named: serving the sufficient-context preset, "+
 			"NOT the built-in default policy (name one with --policy or policy: to choose)", "policy", opts.Policy.describe())
 	}
+	if err := s.openState(); err != nil {
+		return nil, err
+	}
 	if err := s.Reload(ctx); err != nil {
 		if opts.RequirePolicy {
 			return nil, err
 		}
 		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
 	}
+	if err := s.recordStarted(); err != nil {
+		s.closeGate()
+		return nil, err
+	}
 	if opts.GapLog != "" {
-		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
+		mask, err := newGapMask(opts.DecisionLog.Mask, s.ids)
+		if err != nil {
+			s.closeGate()
+			return nil, err
+		}
+		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep, mask: mask}, s.log, s.metrics)
 		if err != nil {
 			s.closeGate()
 			return nil, err
@@ -462,9 +481,14 @@ func (s *Server) gateCtx(r *http.Request) (context.Context, context.CancelFunc) 
 
 // ---- policy file watching ----
 
+// fileStamp is what the poller compares: the file's identity as well as its
+// mtime and size, so a symlink swapped to another file of the same size and
+// mtime (/dev/zero for /dev/null, a ConfigMap's new data directory) is a
+// change.
 type fileStamp struct {
 	mod  time.Time
 	size int64
+	fi   os.FileInfo // nil: the file is missing
 }
 
 func stamp(path string) fileStamp {
@@ -472,7 +496,14 @@ func stamp(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{st.ModTime(), st.Size()}
+	return fileStamp{st.ModTime(), st.Size(), st}
+}
+
+func (a fileStamp) same(b fileStamp) bool {
+	if a.fi == nil || b.fi == nil {
+		return a.fi == nil && b.fi == nil
+	}
+	return a.mod.Equal(b.mod) && a.size == b.size && os.SameFile(a.fi, b.fi)
 }
 
 // watchFiles records the files the last load read and their current stamps.
@@ -490,7 +521,7 @@ func (s *Server) changed() bool {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	for f, old := range s.watched {
-		if stamp(f) != old {
+		if !stamp(f).same(old) {
 			return true
 		}
 	}
