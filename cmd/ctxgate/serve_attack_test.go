@@ -28,6 +28,20 @@ const runMainEnv = "CTXGATE_TEST_RUN_MAIN"
 // test ends.
 func serveProcess(t *testing.T, args ...string) (string, *lockedBuffer) {
 	t.Helper()
+	c := serveChild(t, args...)
+	return c.base, c.stderr
+}
+
+// child is `ctxgate serve` running as a process of its own.
+type child struct {
+	base   string // http://127.0.0.1:PORT
+	pid    int
+	stderr *lockedBuffer
+}
+
+// serveChild is serveProcess, with the process id (to read its memory).
+func serveChild(t *testing.T, args ...string) *child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stderr := &lockedBuffer{}
@@ -54,11 +68,11 @@ func serveProcess(t *testing.T, args ...string) (string, *lockedBuffer) {
 	for lines.Scan() {
 		if _, u, ok := strings.Cut(lines.Text(), "listening on "); ok {
 			go io.Copy(io.Discard, out)
-			return strings.TrimSpace(u), stderr
+			return &child{base: strings.TrimSpace(u), pid: cmd.Process.Pid, stderr: stderr}
 		}
 	}
 	t.Fatalf("serve did not start: %s", stderr.String())
-	return "", nil
+	return nil
 }
 
 // attackRequest is issue 15's attack: one chunk whose metadata object has

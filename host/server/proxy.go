@@ -133,20 +133,17 @@ func copyHeaders(dst, src http.Header) {
 	dst.Del("Content-Length")
 }
 
-// gatedPaths are the endpoints handleGated serves for POST.
+// gatedPaths are the gated endpoints as the OpenAI API spells them (the
+// routes of the metrics and the access log); route.go decides which
+// requests reach them.
 var gatedPaths = map[string]*gatedAPI{"/v1/chat/completions": chatAPI, "/v1/responses": responsesAPI}
 
-// handlePassthrough relays a request the server does not handle to the
-// upstream unchanged. Without an upstream it is a 404. A POST to a gated
-// endpoint spelled with a trailing slash is gated like the endpoint: it
-// must not reach the model ungated.
+// handlePassthrough relays a request the server does not handle, and that
+// no upstream answers as a gated endpoint (route.go), to the upstream
+// unchanged. Without an upstream it is a 404.
 func (s *Server) handlePassthrough(w http.ResponseWriter, r *http.Request) {
 	if s.upstream == nil {
 		s.fail(w, newAPIError(404, codeNotFound, "", "no such endpoint: "+r.URL.Path))
-		return
-	}
-	if api := gatedPaths[strings.TrimRight(r.URL.Path, "/")]; api != nil && r.Method == http.MethodPost {
-		s.handleGated(api)(w, r)
 		return
 	}
 	setRoute(w, "passthrough")

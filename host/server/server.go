@@ -280,10 +280,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // Handler routes the API. Each route checks its method and answers the
-// error JSON otherwise. In gateway mode, POST /v1/chat/completions and POST
-// /v1/responses are gated and every path not routed here (and every other
-// method on those two) is passed through to the upstream. Every request is
-// counted and, with an access log, logged (accesslog.go).
+// error JSON otherwise. In gateway mode, a POST that the upstream would
+// answer as chat completions or the Responses API, however spelled, is
+// gated (route.go); other methods there pass through only without a body
+// (GET, HEAD, OPTIONS) and are refused otherwise; every path not routed
+// here is passed through to the upstream. Every request is counted and,
+// with an access log, logged (accesslog.go).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	routes := map[string]string{}
@@ -308,21 +310,19 @@ func (s *Server) Handler() http.Handler {
 	route("/metrics", http.MethodGet, metrics.ServeHTTP)
 	for path, api := range gatedPaths {
 		routes[path] = api.route
-		gated := s.handleGated(api)
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case r.Method == http.MethodPost:
-				gated(w, r)
-			case s.upstream != nil: // GET /v1/chat/completions lists stored completions
-				s.handlePassthrough(w, r)
-			default:
-				w.Header().Set("Allow", http.MethodPost)
-				s.fail(w, newAPIError(405, codeMethod, "", r.Method+" "+path+": use POST"))
-			}
-		})
 	}
 	mux.HandleFunc("/", s.handlePassthrough)
-	return s.observe(mux, routes)
+	// The gated endpoints are found before the mux: by the path the
+	// upstream will serve (route.go), however the client spelled it, and
+	// before the mux would redirect a path it finds unclean.
+	gate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if api := s.gatedRoute(r); api != nil {
+			s.serveGatedRoute(w, r, api)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return s.observe(gate, routes)
 }
 
 // HTTPServer is the configured *http.Server (timeouts, handler). Serve uses

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxgate/ctxgate/internal/hostile"
+)
+
+// recordingUpstream stands in for the model server: it records every
+// request that reaches it and answers with a chat completion, or with
+// answer when set.
+type recordingUpstream struct {
+	ts     *httptest.Server
+	mu     sync.Mutex
+	seen   []string // method, path and body of each request
+	answer func(w http.ResponseWriter, r *http.Request)
+}
+
+func newRecordingUpstream(t *testing.T) *recordingUpstream {
+	u := &recordingUpstream{}
+	u.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.seen = append(u.seen, r.Method+" "+r.URL.RequestURI()+" "+string(b))
+		answer := u.answer
+		u.mu.Unlock()
+		if answer != nil {
+			answer(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Open Settings [S1]."},"finish_reason":"stop"}]}`)
+	}))
+	t.Cleanup(u.ts.Close)
+	return u
+}
+
+// take returns what reached the upstream since the last take.
+func (u *recordingUpstream) take() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := u.seen
+	u.seen = nil
+	return s
+}
+
+// rawExchange sends one request exactly as given (method, request target,
+// body) on a connection of its own and reads the answer.
+func rawExchange(t *testing.T, base, method, target string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	u, _ := url.Parse(base)
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if rest, ok := strings.CutPrefix(target, "ABSOLUTE"); ok {
+		target = base + rest
+	}
+	head := method + " " + target + " HTTP/1.1\r\nHost: " + u.Host + "\r\nContent-Type: application/json\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n"
+	if _, err := conn.Write(append([]byte(head), body...)); err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, b
+}
+
+// refusedBodies are a chat and a Responses API body whose documents the
+// default policy refuses (testdata/requests/default/refuse_off_topic), and
+// a text of those documents to look for upstream.
+func refusedBodies(t *testing.T) (chat, responses []byte, marker string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "refuse_off_topic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Query  string          `json:"query"`
+		Chunks json.RawMessage `json:"chunks"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(req.Query)
+	chat = []byte(`{"model":"m","messages":[{"role":"user","content":` + string(q) + `}],"documents":` + string(req.Chunks) + `}`)
+	responses = []byte(`{"model":"m","input":` + string(q) + `,"documents":` + string(req.Chunks) + `}`)
+	return chat, responses, "Invoices are issued"
+}
+
+// TestServeGatedRoutes is issue 24's first item against `ctxgate serve`:
+// every spelling of a gated endpoint (internal/hostile.GatedRoutes) that an
+// upstream may answer as chat completions or the Responses API is gated,
+// with the upstream base URL in the SDKs' form (/v1) and without it. A body
+// whose documents the policy refuses never reaches the upstream: POST is
+// refused by the gate (X-Ctxgate-Action: refuse), a method that cannot carry
+// a chat request is answered 405 in OpenAI's error shape. An inject body
+// spelled without /v1 reaches the upstream rewritten, its documents gone.
+func TestServeGatedRoutes(t *testing.T) {
+	up := newRecordingUpstream(t)
+	chat, responses, marker := refusedBodies(t)
+	for _, base := range []string{up.ts.URL + "/v1", up.ts.URL} {
+		t.Run("base "+base[len(up.ts.URL):]+"/", func(t *testing.T) {
+			srv := serveChild(t, append([]string{"--reload-poll", "0", "--access-log", "off", "--upstream", base}, wasmFlags(t, "tinygo")...)...)
+			for _, rt := range hostile.GatedRoutes() {
+				body := chat
+				if rt.API == "responses" {
+					body = responses
+				}
+				resp, b := rawExchange(t, srv.base, rt.Method, rt.Target, body)
+				for _, s := range up.take() {
+					if strings.Contains(s, marker) {
+						t.Errorf("%s (%s %s): the documents reached the upstream: %.120s", rt.Name, rt.Method, rt.Target, s)
+					}
+				}
+				switch {
+				case rt.Refused:
+					if resp.StatusCode != http.StatusMethodNotAllowed || !openAIError(b) {
+						t.Errorf("%s (%s %s): %d %s, want 405 in OpenAI's error shape", rt.Name, rt.Method, rt.Target, resp.StatusCode, b)
+					}
+				case resp.Header.Get("X-Ctxgate-Action") != "refuse":
+					t.Errorf("%s (%s %s): %d, action %q, want the gate's refusal: %.200s", rt.Name, rt.Method, rt.Target,
+						resp.StatusCode, resp.Header.Get("X-Ctxgate-Action"), b)
+				}
+			}
+
+			// Gated, not only refused: an inject body spelled without /v1
+			// reaches the upstream's endpoint rewritten.
+			inject, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req struct {
+				Query  string          `json:"query"`
+				Chunks json.RawMessage `json:"chunks"`
+			}
+			json.Unmarshal(inject, &req)
+			q, _ := json.Marshal(req.Query)
+			body := []byte(`{"model":"m","messages":[{"role":"user","content":` + string(q) + `}],"documents":` + string(req.Chunks) + `}`)
+			resp, b := rawExchange(t, srv.base, "POST", "/Chat/Completions;v=1/", body)
+			seen := up.take()
+			if resp.StatusCode != 200 || resp.Header.Get("X-Ctxgate-Action") != "inject" || len(seen) != 1 ||
+				strings.Contains(seen[0], `"documents"`) || !strings.Contains(seen[0], "[S1] (doc: kb/security)") {
+				t.Fatalf("inject without /v1: %d action %q, upstream saw %q: %s", resp.StatusCode, resp.Header.Get("X-Ctxgate-Action"), seen, b)
+			}
+		})
+	}
+}
+
+// openAIError reports whether b is OpenAI's error object.
+func openAIError(b []byte) bool {
+	var e struct {
+		Error *struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    string  `json:"code"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(b, &e) == nil && e.Error != nil && e.Error.Message != "" && e.Error.Type != "" && e.Error.Code != ""
+}
