@@ -51,7 +51,12 @@ func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
 			return
 		}
 		if s.opts.GatewayOff {
-			s.forwardUngated(w, r, api, stripRetrieval(body, s.opts.DocumentsPath))
+			out, ok := stripRetrieval(body, s.opts.DocumentsPath)
+			if !ok {
+				s.failGateway(w, unstrippable)
+				return
+			}
+			s.forwardUngated(w, r, api, out)
 			return
 		}
 		c, err := api.parse(body, s.opts.DocumentsPath, s.opts.QueryPath)
@@ -108,20 +113,27 @@ func refusalMessage(d *decisionView) string {
 
 // gateFailed handles a request the gate could not decide: fail open sends
 // the original body upstream without its retrieved documents (an OpenAI
-// API rejects the unknown member), fail closed answers the error. Either
-// way the client sees x-ctxgate-action: error and the code.
+// API rejects the unknown member), fail closed answers the error, as does
+// fail open for a body whose documents cannot be removed. Either way the
+// client sees x-ctxgate-action: error and the code.
 func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte, e *apiError) {
 	s.metrics.gateway.WithLabelValues(api.route, "error").Inc()
 	w.Header().Set(HeaderAction, "error")
 	w.Header().Set(HeaderError, e.Code)
 	if s.opts.FailOpen && e.Code != codeUnavailable {
-		s.metrics.errors.WithLabelValues(e.Code).Inc()
-		s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
-		s.forward(w, r, stripRetrieval(body, s.opts.DocumentsPath), &exchange{api: api, ungated: "error", errCode: e.Code})
-		return
+		if out, ok := stripRetrieval(body, s.opts.DocumentsPath); ok {
+			s.metrics.errors.WithLabelValues(e.Code).Inc()
+			s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
+			s.forward(w, r, out, &exchange{api: api, ungated: "error", errCode: e.Code})
+			return
+		}
 	}
 	s.failGateway(w, e)
 }
+
+// unstrippable answers a body whose documents cannot be removed, where it
+// would otherwise go upstream ungated.
+var unstrippable = newAPIError(400, gate.CodeBadJSON, "", "the request body is not a JSON object the gateway can read, so its documents cannot be removed; it is not forwarded")
 
 // forwardUngated sends a body the gate does not decide upstream: one
 // without documents, or any while gating is off.

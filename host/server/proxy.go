@@ -174,16 +174,18 @@ func (s *Server) handlePassthrough(w http.ResponseWriter, r *http.Request) {
 // stripRetrieval returns a body the gate did not decide without its
 // retrieved documents (the member at documentsPath) and the ctxgate
 // extension, so it can go to an upstream that would reject them; the other
-// members keep their bytes. A body that is not a JSON object is returned
-// as it is (the upstream answers it).
-func stripRetrieval(body []byte, documentsPath []string) []byte {
+// members keep their bytes. ok is false for a body that is not a JSON
+// object the strict parser reads (bad syntax, duplicate members, too deep,
+// NaN, compressed): its documents cannot be found, while an upstream's
+// laxer parser may still read them, so it must not be forwarded.
+func stripRetrieval(body []byte, documentsPath []string) (out []byte, ok bool) {
 	if v, err := jsonx.Parse(body, chat.MaxDepth); err != nil || v.Kind() != jsonx.Object {
-		return body
+		return nil, false
 	}
 	if out, changed := withoutMember(body, documentsPath, true); changed {
-		return out
+		return out, true
 	}
-	return body
+	return body, true
 }
 
 // withoutMember writes the object obj without the member at path (and, at
