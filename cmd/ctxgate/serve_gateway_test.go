@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
@@ -177,4 +178,149 @@ func openAIError(b []byte) bool {
 		} `json:"error"`
 	}
 	return json.Unmarshal(b, &e) == nil && e.Error != nil && e.Error.Message != "" && e.Error.Type != "" && e.Error.Code != ""
+}
+
+// chatBodyFor is a chat body carrying testdata/requests/default/<name>'s
+// question and chunks as documents, and the request itself.
+func chatBodyFor(t *testing.T, name string, stream bool) (body, gateRequest []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Query  string          `json:"query"`
+		Chunks json.RawMessage `json:"chunks"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(req.Query)
+	body = []byte(`{"model":"m","stream":` + strconv.FormatBool(stream) + `,"messages":[{"role":"user","content":` + string(q) + `}],"documents":` + string(req.Chunks) + `}`)
+	return body, raw
+}
+
+// clientEvents reads a server-sent event stream as the OpenAI SDKs do: an
+// event's data is its data lines joined by "\n"; [DONE] ends it.
+func clientEvents(b []byte) []string {
+	var events []string
+	var data []string
+	has := false
+	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(string(b), "\r\n", "\n"), "\r", "\n"), "\n")
+	for _, line := range lines {
+		if line == "" {
+			if has {
+				events = append(events, strings.Join(data, "\n"))
+			}
+			data, has = nil, false
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		if field == "data" {
+			data, has = append(data, value), true
+		}
+	}
+	return events
+}
+
+// TestServeUpstreamDuplicateMembers is issue 24's third item against
+// `ctxgate serve`: an upstream answer whose members repeat
+// (internal/hostile.DuplicateMemberAnswers, FirstTextEvents) is read as a
+// client reads it (the last member wins), so the caveat reaches the text a
+// client reads, and the upstream's own sufficiency object never reaches the
+// client, in a JSON answer or in a stream's first text event. An answer a
+// client could read but the gateway cannot edit (NaN, nesting past 64
+// levels) is not relayed.
+func TestServeUpstreamDuplicateMembers(t *testing.T) {
+	up := newRecordingUpstream(t)
+	srv := serveChild(t, append([]string{"--reload-poll", "0", "--access-log", "off", "--upstream", up.ts.URL}, wasmFlags(t, "tinygo")...)...)
+	answer := func(ctype, body string) {
+		up.mu.Lock()
+		up.answer = func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ctype)
+			io.WriteString(w, body)
+		}
+		up.mu.Unlock()
+	}
+	for _, stream := range []bool{false, true} {
+		body, gateReq := chatBodyFor(t, "caveat", stream)
+		resp, err := http.Post(srv.base+"/v1/gate", "application/json", strings.NewReader(string(gateReq)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct{ Action, Caveat string }
+		json.NewDecoder(resp.Body).Decode(&d)
+		resp.Body.Close()
+		if d.Action != "caveat" || d.Caveat == "" {
+			t.Fatalf("the caveat request decides %q", d.Action)
+		}
+		cases := hostile.DuplicateMemberAnswers()
+		if stream {
+			cases = hostile.FirstTextEvents()
+		}
+		for _, c := range cases {
+			if stream {
+				answer("text/event-stream", c.Body+`data: {"id":"chatcmpl-dup","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" [S1]."},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+			} else {
+				answer("application/json", c.Body)
+			}
+			resp, b := rawExchange(t, srv.base, "POST", "/v1/chat/completions", body)
+			up.take()
+			if bytes.Contains(b, []byte(hostile.Forged)) {
+				t.Errorf("stream %v, %s: the upstream's own sufficiency reached the client: %s", stream, c.Name, b)
+			}
+			var text string
+			ok := resp.StatusCode == 200
+			switch {
+			case !ok:
+			case stream:
+				events := clientEvents(b)
+				if len(events) == 0 || strings.HasPrefix(events[0], "[DONE]") {
+					ok = false
+					break
+				}
+				var chunk struct {
+					Choices []struct {
+						Delta struct{ Content string } `json:"delta"`
+					} `json:"choices"`
+					Error json.RawMessage `json:"error"`
+				}
+				ok = json.Unmarshal([]byte(events[0]), &chunk) == nil && chunk.Error == nil && len(chunk.Choices) > 0
+				if ok {
+					text = chunk.Choices[0].Delta.Content
+				}
+			default:
+				var completion struct {
+					Choices []struct {
+						Message struct{ Content string } `json:"message"`
+					} `json:"choices"`
+					Sufficiency json.RawMessage `json:"sufficiency"`
+				}
+				ok = json.Unmarshal(b, &completion) == nil && len(completion.Choices) > 0
+				if ok {
+					text = completion.Choices[0].Message.Content
+					if completion.Sufficiency == nil {
+						t.Errorf("%s: no sufficiency: %s", c.Name, b)
+					}
+				}
+			}
+			if c.Unreadable {
+				// Not relayed: an error (a stream's first event is one),
+				// never the upstream's text.
+				events := clientEvents(b)
+				relayed := resp.StatusCode == 200 && (!stream || len(events) == 0 || !strings.HasPrefix(events[0], `{"error":`))
+				if relayed || strings.Contains(string(b), c.Text) {
+					t.Errorf("stream %v, %s: an answer the gateway cannot edit was relayed: %d %s", stream, c.Name, resp.StatusCode, b)
+				}
+				continue
+			}
+			if want := d.Caveat + "\n\n" + c.Text; !ok || text != want {
+				t.Errorf("stream %v, %s: a client reads %q, want %q: %d %s", stream, c.Name, text, want, resp.StatusCode, b)
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -88,7 +89,7 @@ func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
 			return
 		}
 		check := gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
-		x := &exchange{api: api, d: d, id: id, check: check, tags: d.tags(), query: c.QueryText()}
+		x := &exchange{api: api, d: d, id: id, check: check, tags: d.tags(), query: c.QueryText(), stream: c.Stream()}
 		s.forward(w, r, out, x)
 	}
 }
@@ -124,7 +125,7 @@ func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, api *gatedAP
 		if out, ok := stripRetrieval(body, s.opts.DocumentsPath); ok {
 			s.metrics.errors.WithLabelValues(e.Code).Inc()
 			s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
-			s.forward(w, r, out, &exchange{api: api, ungated: "error", errCode: e.Code})
+			s.forward(w, r, out, &exchange{api: api, ungated: "error", errCode: e.Code, stream: asksStream(out)})
 			return
 		}
 	}
@@ -139,7 +140,18 @@ var unstrippable = newAPIError(400, gate.CodeBadJSON, "", "the request body is n
 // without documents, or any while gating is off.
 func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte) {
 	s.metrics.gateway.WithLabelValues(api.route, "skip").Inc()
-	s.forward(w, r, body, &exchange{api: api, ungated: "skip"})
+	s.forward(w, r, body, &exchange{api: api, ungated: "skip", stream: asksStream(body)})
+}
+
+// asksStream reports whether a body asks for a stream ("stream": true).
+func asksStream(body []byte) bool {
+	stream := false
+	chat.EachMember(body, func(name, value []byte) {
+		if memberName(name) == "stream" {
+			stream = string(value) == "true"
+		}
+	})
+	return stream
 }
 
 // exchange is what the response path needs to know about the request.
@@ -150,6 +162,9 @@ type exchange struct {
 	check bool     // run the answer check on a JSON answer
 	tags  []string // the S# tags the prompt offered
 	query string
+	// stream: the client asked for a stream, so it reads the answer as
+	// events whatever its Content-Type says (the SDKs do).
+	stream bool
 
 	ungated, errCode string // "skip" or "error" when d is nil
 }
@@ -183,8 +198,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 	copyHeaders(h, resp.Header)
 	stripGateHeaders(h)
 	x.setHeaders(h)
-	ctype := resp.Header.Get("Content-Type")
-	stream := strings.HasPrefix(ctype, "text/event-stream")
+	ok = resp.StatusCode == http.StatusOK
+	// A client that asked for a stream reads events whatever the
+	// Content-Type says; one that did not reads JSON.
+	stream := isEventStream(resp.Header.Get("Content-Type")) || (ok && x.stream)
 	if stream {
 		deadline = time.Time{} // a stream moves the write deadline on with every event
 	}
@@ -193,8 +210,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 	switch {
 	case stream:
 		var ed streamEditor
-		if x.d != nil && resp.StatusCode == http.StatusOK {
+		switch {
+		case !ok:
+		case x.d != nil:
 			ed = x.api.stream(x.d, s.opts.CaveatDelivery, s.caveatText(x.d))
+		default:
+			ed = stripStream{}
 		}
 		if x.check {
 			h.Set(HeaderAnswerCheck, "skipped-stream")
@@ -202,47 +223,93 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 		}
 		w.WriteHeader(resp.StatusCode)
 		s.relayStream(w, r, ub, ed)
-	case x.d != nil && resp.StatusCode == http.StatusOK && strings.HasPrefix(ctype, "application/json"):
-		s.relayChecked(w, r, resp.StatusCode, ub, x)
+	case ok:
+		s.relayChecked(w, r, ub, x)
 	default:
 		s.relayBody(w, r, resp.StatusCode, nil, ub, false)
 	}
 }
 
-// relayChecked reads a JSON answer, checks it, and adds the "sufficiency"
-// object. An answer over MaxResponseBytes is relayed unchecked.
-func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, status int, body *upstreamBody, x *exchange) {
+// isEventStream reports whether a Content-Type is text/event-stream, in
+// any case and with any parameters.
+func isEventStream(ctype string) bool {
+	mt, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		mt, _, _ = strings.Cut(strings.ToLower(strings.TrimSpace(ctype)), ";")
+	}
+	return mt == "text/event-stream"
+}
+
+// Answers a gated exchange does not relay: the gate could not add its
+// caveat and sufficiency object to them, nor remove the upstream's own.
+var (
+	errAnswerOversize   = answerError("the upstream's answer is over max_response_bytes, so the gate could not add its caveat and sufficiency to it; raise limits.max_response_bytes")
+	errAnswerUnreadable = answerError("the upstream's answer is not a JSON object the gateway can read, so the gate could not add its caveat and sufficiency to it")
+)
+
+// answerError is an upstream answer (or stream event) the gateway will not
+// relay: 502 upstream with its message.
+type answerError string
+
+func (e answerError) Error() string { return string(e) }
+
+// relayChecked reads a 200 answer that is not a stream (whatever its
+// Content-Type says: a client reads it as JSON) as its clients read it
+// (clientjson.go). A gated one is checked, gets the caveat and the gate's
+// "sufficiency" object, and loses the upstream's own; one too large or
+// unreadable to edit is not relayed. An ungated one only loses the
+// upstream's sufficiency, and goes as it came when it cannot be read.
+func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, body *upstreamBody, x *exchange) {
+	const status = http.StatusOK
 	h := w.Header()
 	b, err := io.ReadAll(io.LimitReader(body, s.opts.MaxResponseBytes+1))
 	if err != nil {
 		s.upstreamBroke(w, r, err)
 		return
 	}
-	if int64(len(b)) > s.opts.MaxResponseBytes {
-		if x.check {
-			h.Set(HeaderAnswerCheck, "skipped-oversize")
-			s.metrics.answerChecks.WithLabelValues("skipped_oversize").Inc()
+	oversize := int64(len(b)) > s.opts.MaxResponseBytes
+	var root jsonx.Value
+	var perr error
+	if !oversize {
+		var read []byte
+		root, read, perr = parseAsClients(b)
+		switch {
+		case perr == nil && root.Kind() != jsonx.Object:
+			perr = errAnswerUnreadable
+		case perr == nil:
+			b = read
 		}
+	}
+	switch {
+	case x.d == nil && oversize:
 		s.relayBody(w, r, status, b, body, false)
-		return
-	}
-	root, perr := jsonx.Parse(b, chat.MaxDepth)
-	if perr != nil || root.Kind() != jsonx.Object {
-		if x.check {
-			h.Set(HeaderAnswerCheck, "skipped-not-json")
-			s.metrics.answerChecks.WithLabelValues("skipped_not_json").Inc()
-		}
+	case x.d == nil && perr != nil:
 		writeRaw(w, status, b)
-		return
+	case x.d == nil && hasSufficiency(&root):
+		writeRaw(w, status, appendEdited(nil, &root, nil, withoutSufficiency(nil)))
+	case x.d == nil:
+		writeRaw(w, status, b)
+	case oversize || perr != nil:
+		skipped, bad := "not_json", errAnswerUnreadable
+		if oversize {
+			skipped, bad = "oversize", errAnswerOversize
+		}
+		if x.check {
+			h.Set(HeaderAnswerCheck, "skipped-"+strings.ReplaceAll(skipped, "_", "-"))
+			s.metrics.answerChecks.WithLabelValues("skipped_" + skipped).Inc()
+		}
+		s.log.Warn("gateway: upstream answer not relayed", "upstream", s.upstream.Redacted(), "error", bad.Error(), "bytes", len(b))
+		s.failGateway(w, upstreamFailure(bad))
+	default:
+		if x.check {
+			s.checkAnswer(r, h, &root, x)
+		}
+		if caveat := s.caveatText(x.d); caveat != "" {
+			writeRaw(w, status, x.api.edited(&root, s.opts.CaveatDelivery, caveat, x.d))
+			return
+		}
+		writeRaw(w, status, withSufficiency(b, &root, x.d))
 	}
-	if x.check {
-		s.checkAnswer(r, h, &root, x)
-	}
-	if caveat := s.caveatText(x.d); caveat != "" {
-		writeRaw(w, status, x.api.edited(&root, s.opts.CaveatDelivery, caveat, x.d))
-		return
-	}
-	writeRaw(w, status, withSufficiency(b, &root, x.d))
 }
 
 // checkAnswer runs the gate's answer check on the answer's text (chat:
@@ -297,31 +364,20 @@ func (s *Server) checkAnswer(r *http.Request, h http.Header, root *jsonx.Value, 
 }
 
 // withSufficiency adds "sufficiency": {score, level, factors} to the answer
-// object: spliced before the closing brace, so the upstream's bytes are kept;
-// an upstream "sufficiency" member is replaced.
+// object b (root, parsed): spliced before the closing brace, so the
+// upstream's bytes are kept; an upstream "sufficiency" member (in any case)
+// is dropped and the gate's written last, so it is the one every client
+// reads.
 func withSufficiency(b []byte, root *jsonx.Value, d *decisionView) []byte {
-	empty := root.Len() == 0
-	if root.Get("sufficiency") != nil {
-		out := []byte{'{'}
-		n := 0
-		for i := 0; i < root.Len(); i++ {
-			if root.Key(i) == "sufficiency" {
-				continue
-			}
-			if n > 0 {
-				out = append(out, ',')
-			}
-			n++
-			out = jsonx.AppendString(out, root.Key(i))
-			out = append(out, ':')
-			out = jsonx.AppendValue(out, root.Member(i))
+	for i := 0; i < root.Len(); i++ {
+		if isSufficiency(root.Key(i)) {
+			return appendObject(nil, root, nil, noEdit, "sufficiency", sufficiencyMember(d))
 		}
-		b, empty = append(out, '}'), n == 0
 	}
 	end := bytes.LastIndexByte(b, '}')
 	out := make([]byte, 0, len(b)+128)
 	out = append(out, b[:end]...)
-	if !empty {
+	if root.Len() > 0 {
 		out = append(out, ',')
 	}
 	out = append(out, `"sufficiency":`...)

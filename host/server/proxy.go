@@ -162,7 +162,7 @@ func (s *Server) handlePassthrough(w http.ResponseWriter, r *http.Request) {
 	// wait for more is bounded by upstream_idle_timeout.
 	ub := newUpstreamBody(resp.Body, cancel, s.opts.UpstreamIdleTimeout, time.Time{})
 	defer ub.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if isEventStream(resp.Header.Get("Content-Type")) {
 		h.Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
 		s.relayStream(w, r, ub, nil)

@@ -102,9 +102,12 @@ func stripGateHeaders(h http.Header) {
 // the transport's wording stay in the server's log).
 func upstreamFailure(err error) *apiError {
 	var ne net.Error
+	var ae answerError
 	switch {
 	case errors.Is(err, errUpstreamStalled), errors.Is(err, errUpstreamSlow):
 		return newAPIError(504, codeUpstreamTimeout, "", err.Error())
+	case errors.As(err, &ae):
+		return newAPIError(502, codeUpstream, "", ae.Error())
 	case errors.As(err, &ne) && ne.Timeout(), strings.Contains(err.Error(), "timeout awaiting response headers"):
 		return newAPIError(504, codeUpstreamTimeout, "", "the upstream sent no response headers within upstream_timeout")
 	}
@@ -146,6 +149,8 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 			}
 			if end > 0 {
 				chunk := pending[:end]
+				var bad error
+				dropped := len(pending) - end
 				if ed != nil {
 					out = out[:0]
 					for len(chunk) > 0 {
@@ -154,11 +159,19 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 							out, chunk = append(out, chunk...), nil
 							break
 						}
-						out, chunk = ed.event(out, chunk[:k]), chunk[k:]
+						if out, bad = ed.event(out, chunk[:k]); bad != nil {
+							dropped += len(chunk)
+							break
+						}
+						chunk = chunk[k:]
 					}
 					chunk = out
 				}
 				if !send(chunk) {
+					return
+				}
+				if bad != nil {
+					s.endStream(r, send, false, bad, dropped)
 					return
 				}
 				open = eventsEnd(pending[:end]) != end
@@ -180,23 +193,32 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 			return
 		}
 		if err != nil {
-			if r.Context().Err() != nil {
-				return // the client went away
-			}
-			s.log.Warn("gateway: upstream stream cut", "upstream", s.upstream.Redacted(), "error", err.Error(),
-				"dropped_partial_event_bytes", len(pending))
-			s.metrics.upstreamCuts.WithLabelValues("stream").Inc()
-			var end []byte
-			if open {
-				end = append(end, "\n\n"...)
-			}
-			end = append(end, "data: "...)
-			end = appendOpenAIError(end, upstreamFailure(err))
-			end = append(end, "\n\ndata: [DONE]\n\n"...)
-			send(end)
+			s.endStream(r, send, open, err, len(pending))
 			return
 		}
 	}
+}
+
+// endStream ends a stream the upstream cut, stalled, or sent an event of
+// that the gateway must not relay (errUnreadableEvent): after the events
+// already sent (open: the client has part of one), an error event, then
+// data: [DONE], so a client sees an error rather than a truncated answer it
+// might take as complete.
+func (s *Server) endStream(r *http.Request, send func([]byte) bool, open bool, err error, dropped int) {
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	s.log.Warn("gateway: upstream stream cut", "upstream", s.upstream.Redacted(), "error", err.Error(),
+		"dropped_event_bytes", dropped)
+	s.metrics.upstreamCuts.WithLabelValues("stream").Inc()
+	var end []byte
+	if open {
+		end = append(end, "\n\n"...)
+	}
+	end = append(end, "data: "...)
+	end = appendOpenAIError(end, upstreamFailure(err))
+	end = append(end, "\n\ndata: [DONE]\n\n"...)
+	send(end)
 }
 
 // maxPendingEvent bounds the part of one event held back until it is
