@@ -324,3 +324,50 @@ func TestServeUpstreamDuplicateMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestServeStreamEventDeadline is issue 24's seventh item against `ctxgate
+// serve`: an upstream that sends one event, then drips the next one a byte
+// at a time and never finishes it, is cut at upstream_idle_timeout (here
+// the write timeout's default), on a gated stream and on a pass-through
+// one: the stream ends with an error event and data: [DONE], as for a
+// stall. Every byte used to restart the idle timer, so the drip held the
+// stream for as long as the upstream liked; the client's 20 s timeout
+// stands for "forever" here.
+func TestServeStreamEventDeadline(t *testing.T) {
+	up := newRecordingUpstream(t)
+	up.answer = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Open"},"finish_reason":null}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		drip := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" Settings"}}]}`
+		for i := 0; ; i++ {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			io.WriteString(w, drip[i%len(drip):i%len(drip)+1])
+			w.(http.Flusher).Flush()
+		}
+	}
+	srv := serveChild(t, append([]string{"--reload-poll", "0", "--access-log", "off", "--upstream", up.ts.URL,
+		"--write-timeout", "1s"}, wasmFlags(t, "tinygo")...)...)
+	gated, _ := chatBodyFor(t, "inject", true)
+	for _, c := range []struct{ name, path, body string }{
+		{"gated", "/v1/chat/completions", string(gated)},
+		{"pass-through", "/v1/completions", `{"model":"m","prompt":"p","stream":true}`},
+	} {
+		client := &http.Client{Timeout: 20 * time.Second}
+		resp, err := client.Post(srv.base+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		events := clientEvents(b)
+		if err != nil || len(events) != 3 || !strings.Contains(events[0], `"Open"`) ||
+			!strings.Contains(events[1], `"code":"upstream_timeout"`) || events[2] != "[DONE]" {
+			t.Fatalf("%s: the dripping event was not cut at upstream_idle_timeout (err %v): %q", c.name, err, b)
+		}
+	}
+}

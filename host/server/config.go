@@ -67,7 +67,8 @@ type FileLimits struct {
 	GateTimeout      Duration `yaml:"gate_timeout"`
 	UpstreamTimeout  Duration `yaml:"upstream_timeout"`
 	// UpstreamIdleTimeout: the longest wait for the next bytes of an
-	// upstream's body (streamed or not); zero: write_timeout.
+	// upstream's body, and in a stream for the next complete event; zero:
+	// write_timeout.
 	UpstreamIdleTimeout Duration `yaml:"upstream_idle_timeout"`
 	ShutdownTimeout     Duration `yaml:"shutdown_timeout"`
 	FeedbackEntries     int      `yaml:"feedback_entries"`

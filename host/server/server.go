@@ -112,9 +112,9 @@ type Options struct {
 	IdleTimeout      time.Duration // keep-alive; default 120 s
 	GateTimeout      time.Duration // deadline of one gate call, pool wait included; default 1 s
 	UpstreamTimeout  time.Duration // until the upstream's response headers; default 120 s
-	// UpstreamIdleTimeout bounds each wait for the upstream's body, streamed
-	// or not; default WriteTimeout. A non-stream answer must also be whole
-	// within WriteTimeout.
+	// UpstreamIdleTimeout bounds each wait for the upstream's body, and in
+	// a stream each wait for a complete event; default WriteTimeout. A
+	// non-stream answer must also be whole within WriteTimeout.
 	UpstreamIdleTimeout time.Duration
 	// ReloadPoll is how often the policy files' mtimes are checked;
 	// default 2 s, negative: never (SIGHUP or Reload only).
