@@ -53,6 +53,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.CaveatDelivery, "caveat-delivery", "", "gateway: how a caveat reaches the user: `MODE` prefix (default), suffix, instruction, none")
 	fs.StringVar(&fc.AccessLog, "access-log", "", "one JSON line per request to `DEST`: stdout (default), stderr, off, or a file (reopened on SIGHUP)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
+	fs.Int64Var(&fc.Limits.MaxInflightBodyBytes, "max-inflight-body-bytes", 0, "most `BYTES` of request bodies and upstream answers held in memory at once; past it, 503 (0: 64 MiB; -1: no bound)")
 	fs.Int64Var(&fc.Limits.LargeBodyBytes, "large-body-bytes", 0, "gate inputs over this many `BYTES` run in the large-request lane: termination checks, limited concurrency (0: 256 KiB; -1: no lane)")
 	fs.IntVar(&fc.Limits.LargeConcurrency, "large-concurrency", 0, "calls at once in the large-request lane (0: GOMAXPROCS-1, at least 1)")
 	durFlag(fs, &fc.Limits.ReadTimeout, "read-timeout", "time to read a whole request (0: 30s)")
@@ -183,6 +184,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"upstream-timeout":      func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
 		"upstream-idle-timeout": func() { cfg.Limits.UpstreamIdleTimeout = f.Limits.UpstreamIdleTimeout },
 	}
+	pick["max-inflight-body-bytes"] = func() { cfg.Limits.MaxInflightBodyBytes = f.Limits.MaxInflightBodyBytes }
 	for name, apply := range pick {
 		if set[name] {
 			apply()

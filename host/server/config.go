@@ -77,6 +77,9 @@ type FileLimits struct {
 	// calls at once (0: GOMAXPROCS-1).
 	LargeBodyBytes   int64 `yaml:"large_body_bytes"`
 	LargeConcurrency int   `yaml:"large_concurrency"`
+	// MaxInflightBodyBytes bounds the bodies held in memory at once (0: 64
+	// MiB; negative: no bound).
+	MaxInflightBodyBytes int64 `yaml:"max_inflight_body_bytes"`
 }
 
 // SufficientContext is the sufficient-context gateway's configuration block. Pointers record
@@ -194,6 +197,7 @@ func (c *FileConfig) Options() (Options, error) {
 		LargeBodyBytes:      c.Limits.LargeBodyBytes,
 		LargeConcurrency:    c.Limits.LargeConcurrency,
 	}
+	o.MaxInflightBodyBytes = c.Limits.MaxInflightBodyBytes
 	if err := c.DecisionLogConfig.apply(&o); err != nil {
 		return o, err
 	}

@@ -2,7 +2,7 @@ package server
 
 import (
 	"bytes"
-	"io"
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
@@ -46,32 +46,36 @@ func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
 			s.failGateway(w, newAPIError(404, codeNoUpstream, "", "gateway mode is off: start the server with --upstream URL"))
 			return
 		}
-		body, e := s.readBody(w, r)
+		body, held, e := s.readHeld(w, r, s.opts.MaxBodyBytes, tooLarge)
 		if e != nil {
 			s.failGateway(w, e)
 			return
 		}
+		// The body stays counted until the upstream has read the one sent
+		// in its place (releasingBody), or the handler ends.
+		defer held.release()
+		x := &exchange{api: api, held: held}
 		if s.opts.GatewayOff {
 			out, ok := stripRetrieval(body, s.opts.DocumentsPath)
 			if !ok {
 				s.failGateway(w, unstrippable)
 				return
 			}
-			s.forwardUngated(w, r, api, out)
+			s.forwardUngated(w, r, x, out)
 			return
 		}
 		c, err := api.parse(body, s.opts.DocumentsPath, s.opts.QueryPath)
 		if err == chat.ErrNotGated {
-			s.forwardUngated(w, r, api, body)
+			s.forwardUngated(w, r, x, body)
 			return
 		}
 		if err != nil {
-			s.gateFailed(w, r, api, body, fromGateError(err))
+			s.gateFailed(w, r, x, body, fromGateError(err))
 			return
 		}
 		_, d, e := s.decide(r, c.GateRequest(nil), true)
 		if e != nil {
-			s.gateFailed(w, r, api, body, renameField(c, e))
+			s.gateFailed(w, r, x, body, renameField(c, e))
 			return
 		}
 		id := s.newID()
@@ -85,11 +89,11 @@ func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
 		}
 		out, err := s.upstreamBody(c, d)
 		if err != nil {
-			s.gateFailed(w, r, api, body, fromGateError(err))
+			s.gateFailed(w, r, x, body, fromGateError(err))
 			return
 		}
-		check := gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
-		x := &exchange{api: api, d: d, id: id, check: check, tags: d.tags(), query: c.QueryText(), stream: c.Stream()}
+		x.d, x.id, x.tags, x.query, x.stream = d, id, d.tags(), c.QueryText(), c.Stream()
+		x.check = gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
 		s.forward(w, r, out, x)
 	}
 }
@@ -117,15 +121,16 @@ func refusalMessage(d *decisionView) string {
 // API rejects the unknown member), fail closed answers the error, as does
 // fail open for a body whose documents cannot be removed. Either way the
 // client sees x-ctxgate-action: error and the code.
-func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte, e *apiError) {
-	s.metrics.gateway.WithLabelValues(api.route, "error").Inc()
+func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, x *exchange, body []byte, e *apiError) {
+	s.metrics.gateway.WithLabelValues(x.api.route, "error").Inc()
 	w.Header().Set(HeaderAction, "error")
 	w.Header().Set(HeaderError, e.Code)
 	if s.opts.FailOpen && e.Code != codeUnavailable {
 		if out, ok := stripRetrieval(body, s.opts.DocumentsPath); ok {
 			s.metrics.errors.WithLabelValues(e.Code).Inc()
 			s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
-			s.forward(w, r, out, &exchange{api: api, ungated: "error", errCode: e.Code, stream: asksStream(out)})
+			x.ungated, x.errCode, x.stream = "error", e.Code, asksStream(out)
+			s.forward(w, r, out, x)
 			return
 		}
 	}
@@ -138,9 +143,10 @@ var unstrippable = newAPIError(400, gate.CodeBadJSON, "", "the request body is n
 
 // forwardUngated sends a body the gate does not decide upstream: one
 // without documents, or any while gating is off.
-func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte) {
-	s.metrics.gateway.WithLabelValues(api.route, "skip").Inc()
-	s.forward(w, r, body, &exchange{api: api, ungated: "skip", stream: asksStream(body)})
+func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, x *exchange, body []byte) {
+	s.metrics.gateway.WithLabelValues(x.api.route, "skip").Inc()
+	x.ungated, x.stream = "skip", asksStream(body)
+	s.forward(w, r, body, x)
 }
 
 // asksStream reports whether a body asks for a stream ("stream": true).
@@ -157,6 +163,7 @@ func asksStream(body []byte) bool {
 // exchange is what the response path needs to know about the request.
 type exchange struct {
 	api   *gatedAPI
+	held  *heldBody     // the request body's share of the in-flight budget
 	d     *decisionView // nil when ungated
 	id    string
 	check bool     // run the answer check on a JSON answer
@@ -189,7 +196,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 	// The transport negotiates gzip and decompresses: the answer check
 	// and the caveat read the JSON.
 	resp, cancel, ok := s.roundTrip(w, r, upstreamCall{route: x.api.route, method: http.MethodPost,
-		body: bytes.NewReader(body), length: int64(len(body)), headers: x.setHeaders})
+		body: &releasingBody{b: body, held: x.held}, length: int64(len(body)), headers: x.setHeaders})
+	x.held.release() // sent, or never to be
 	if !ok {
 		return
 	}
@@ -224,7 +232,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 		w.WriteHeader(resp.StatusCode)
 		s.relayStream(w, r, ub, ed)
 	case ok:
-		s.relayChecked(w, r, ub, x)
+		s.relayChecked(w, r, ub, resp.ContentLength, x)
 	default:
 		s.relayBody(w, r, resp.StatusCode, nil, ub, false)
 	}
@@ -259,14 +267,23 @@ func (e answerError) Error() string { return string(e) }
 // "sufficiency" object, and loses the upstream's own; one too large or
 // unreadable to edit is not relayed. An ungated one only loses the
 // upstream's sufficiency, and goes as it came when it cannot be read.
-func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, body *upstreamBody, x *exchange) {
+func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, body *upstreamBody, size int64, x *exchange) {
 	const status = http.StatusOK
 	h := w.Header()
-	b, err := io.ReadAll(io.LimitReader(body, s.opts.MaxResponseBytes+1))
-	if err != nil {
+	b, held, err := s.bodies.readHeld(body, size, s.opts.MaxResponseBytes)
+	switch {
+	case errors.Is(err, errOverloaded) && x.d == nil:
+		s.relayBody(w, r, status, nil, body, false) // held by no one: relayed as it comes
+		return
+	case errors.Is(err, errOverloaded):
+		w.Header().Set("Retry-After", "1")
+		s.failGateway(w, newAPIError(503, codeOverloaded, "", err.Error()))
+		return
+	case err != nil:
 		s.upstreamBroke(w, r, err)
 		return
 	}
+	defer held.release()
 	oversize := int64(len(b)) > s.opts.MaxResponseBytes
 	var root jsonx.Value
 	var perr error

@@ -106,7 +106,7 @@ type Options struct {
 	DecisionIDKey []byte
 
 	MaxBodyBytes     int64         // request bodies; default 8 MiB (413 above)
-	MaxResponseBytes int64         // upstream JSON answers checked; larger pass unchecked
+	MaxResponseBytes int64         // upstream answers edited whole; default 8 MiB (a larger gated one is not relayed)
 	ReadTimeout      time.Duration // whole request, headers and body; default 30 s
 	WriteTimeout     time.Duration // response; default 120 s (a stream extends it per chunk)
 	IdleTimeout      time.Duration // keep-alive; default 120 s
@@ -116,6 +116,10 @@ type Options struct {
 	// a stream each wait for a complete event; default WriteTimeout. A
 	// non-stream answer must also be whole within WriteTimeout.
 	UpstreamIdleTimeout time.Duration
+	// MaxInflightBodyBytes bounds the bodies held in memory at once
+	// (requests read whole, upstream answers edited; budget.go); default 64
+	// MiB, negative: no bound. Past it a request is answered 503.
+	MaxInflightBodyBytes int64
 	// ReloadPoll is how often the policy files' mtimes are checked;
 	// default 2 s, negative: never (SIGHUP or Reload only).
 	ReloadPoll time.Duration
@@ -128,6 +132,9 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = host.DefaultMaxInputBytes
+	}
+	if o.MaxInflightBodyBytes == 0 {
+		o.MaxInflightBodyBytes = defaultInflightBodyBytes
 	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = 8 << 20
@@ -186,6 +193,7 @@ type Server struct {
 	reloadMu sync.Mutex
 	metrics  *metrics
 	records  *records
+	bodies   *bodyBudget // max_inflight_body_bytes (budget.go)
 	gaps     *lineLog
 	upstream *url.URL
 	client   *http.Client
@@ -214,6 +222,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.AccessLog != nil {
 		s.access = slog.New(slog.NewJSONHandler(opts.AccessLog, nil))
 	}
+	s.bodies = &bodyBudget{max: opts.MaxInflightBodyBytes}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
 	ids, err := newIDIssuer(opts.DecisionIDKey)
@@ -395,52 +404,40 @@ func (s *Server) fail(w http.ResponseWriter, e *apiError) {
 	writeError(w, e)
 }
 
-// readBody reads a request body of at most MaxBodyBytes.
+// readBody reads a request body of at most MaxBodyBytes, under the
+// in-flight budget while it is read (for a body the handler is done with at
+// once; readHeld keeps it counted).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	limit := s.opts.MaxBodyBytes
+	b, h, e := s.readHeld(w, r, s.opts.MaxBodyBytes, tooLarge)
+	h.release()
+	return b, e
+}
+
+// readHeld reads a request body of at most limit bytes (over: the answer
+// for a longer one, of its declared length or -1) under the in-flight body
+// budget (budget.go). The bytes stay counted until the caller releases
+// them. A declared length over the limit is refused before anything is
+// read; so is the rest of a body once it passes the limit.
+func (s *Server) readHeld(w http.ResponseWriter, r *http.Request, limit int64, over func(n, limit int64) *apiError) ([]byte, *heldBody, *apiError) {
 	if r.ContentLength > limit {
-		return nil, tooLarge(r.ContentLength, limit)
+		return nil, nil, over(r.ContentLength, limit)
 	}
-	b, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	b, h, err := s.bodies.readHeld(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	if err != nil {
 		var mb *http.MaxBytesError
 		var ne net.Error
 		switch {
 		case errors.As(err, &mb):
-			return nil, tooLarge(-1, limit)
+			return nil, nil, over(-1, limit)
+		case errors.Is(err, errOverloaded):
+			w.Header().Set("Retry-After", "1")
+			return nil, nil, newAPIError(503, codeOverloaded, "", err.Error())
 		case errors.As(err, &ne) && ne.Timeout():
-			return nil, newAPIError(408, codeReadTimeout, "", "the request body did not arrive within the read timeout")
+			return nil, nil, newAPIError(408, codeReadTimeout, "", "the request body did not arrive within the read timeout")
 		}
-		return nil, newAPIError(400, "bad_json", "", "cannot read the request body: "+err.Error())
+		return nil, nil, newAPIError(400, "bad_json", "", "cannot read the request body: "+err.Error())
 	}
-	return b, nil
-}
-
-// readAll is io.ReadAll into a buffer of the declared length when there is
-// one (then one allocation and no regrowth: io.ReadAll starts at 512 bytes
-// and grows a 30 KB body five times), with room for one more byte so the
-// read that sees EOF does not grow it either.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	if size <= 0 {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			// Longer than declared (the server checks the length; a reader
-			// in a test may not): continue as io.ReadAll does.
-			rest, err := io.ReadAll(r)
-			return append(b, rest...), err
-		}
-	}
+	return b, h, nil
 }
 
 func tooLarge(n, limit int64) *apiError {
