@@ -86,12 +86,12 @@ func rawExchange(t *testing.T, base, method, target string, body []byte) (*http.
 	return resp, b
 }
 
-// refusedBodies are a chat and a Responses API body whose documents the
-// default policy refuses (testdata/requests/default/refuse_off_topic), and
-// a text of those documents to look for upstream.
-func refusedBodies(t *testing.T) (chat, responses []byte, marker string) {
+// ragBodies are a chat body and a Responses API body carrying
+// testdata/requests/default/<name>'s question, and its chunks as documents,
+// and that gate request itself.
+func ragBodies(t *testing.T, name string, stream bool) (chat, responses, gateRequest []byte) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "refuse_off_topic.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +103,15 @@ func refusedBodies(t *testing.T) (chat, responses []byte, marker string) {
 		t.Fatal(err)
 	}
 	q, _ := json.Marshal(req.Query)
-	chat = []byte(`{"model":"m","messages":[{"role":"user","content":` + string(q) + `}],"documents":` + string(req.Chunks) + `}`)
-	responses = []byte(`{"model":"m","input":` + string(q) + `,"documents":` + string(req.Chunks) + `}`)
-	return chat, responses, "Invoices are issued"
+	common := `"model":"m","stream":` + strconv.FormatBool(stream) + `,"documents":` + string(req.Chunks)
+	chat = []byte(`{` + common + `,"messages":[{"role":"user","content":` + string(q) + `}]}`)
+	responses = []byte(`{` + common + `,"input":` + string(q) + `}`)
+	return chat, responses, raw
 }
+
+// refusedText is in the documents of refuse_off_topic, which the default
+// policy refuses.
+const refusedText = "Invoices are issued"
 
 // TestServeGatedRoutes is issue 24's first item against `ctxgate serve`:
 // every spelling of a gated endpoint (internal/hostile.GatedRoutes) that an
@@ -118,7 +123,7 @@ func refusedBodies(t *testing.T) (chat, responses []byte, marker string) {
 // spelled without /v1 reaches the upstream rewritten, its documents gone.
 func TestServeGatedRoutes(t *testing.T) {
 	up := newRecordingUpstream(t)
-	chat, responses, marker := refusedBodies(t)
+	chat, responses, _ := ragBodies(t, "refuse_off_topic", false)
 	for _, base := range []string{up.ts.URL + "/v1", up.ts.URL} {
 		t.Run("base "+base[len(up.ts.URL):]+"/", func(t *testing.T) {
 			srv := serveChild(t, append([]string{"--reload-poll", "0", "--access-log", "off", "--upstream", base}, wasmFlags(t, "tinygo")...)...)
@@ -129,7 +134,7 @@ func TestServeGatedRoutes(t *testing.T) {
 				}
 				resp, b := rawExchange(t, srv.base, rt.Method, rt.Target, body)
 				for _, s := range up.take() {
-					if strings.Contains(s, marker) {
+					if strings.Contains(s, refusedText) {
 						t.Errorf("%s (%s %s): the documents reached the upstream: %.120s", rt.Name, rt.Method, rt.Target, s)
 					}
 				}
@@ -146,17 +151,7 @@ func TestServeGatedRoutes(t *testing.T) {
 
 			// Gated, not only refused: an inject body spelled without /v1
 			// reaches the upstream's endpoint rewritten.
-			inject, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var req struct {
-				Query  string          `json:"query"`
-				Chunks json.RawMessage `json:"chunks"`
-			}
-			json.Unmarshal(inject, &req)
-			q, _ := json.Marshal(req.Query)
-			body := []byte(`{"model":"m","messages":[{"role":"user","content":` + string(q) + `}],"documents":` + string(req.Chunks) + `}`)
+			body, _, _ := ragBodies(t, "inject", false)
 			resp, b := rawExchange(t, srv.base, "POST", "/Chat/Completions;v=1/", body)
 			seen := up.take()
 			if resp.StatusCode != 200 || resp.Header.Get("X-Ctxgate-Action") != "inject" || len(seen) != 1 ||
@@ -178,26 +173,6 @@ func openAIError(b []byte) bool {
 		} `json:"error"`
 	}
 	return json.Unmarshal(b, &e) == nil && e.Error != nil && e.Error.Message != "" && e.Error.Type != "" && e.Error.Code != ""
-}
-
-// chatBodyFor is a chat body carrying testdata/requests/default/<name>'s
-// question and chunks as documents, and the request itself.
-func chatBodyFor(t *testing.T, name string, stream bool) (body, gateRequest []byte) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req struct {
-		Query  string          `json:"query"`
-		Chunks json.RawMessage `json:"chunks"`
-	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		t.Fatal(err)
-	}
-	q, _ := json.Marshal(req.Query)
-	body = []byte(`{"model":"m","stream":` + strconv.FormatBool(stream) + `,"messages":[{"role":"user","content":` + string(q) + `}],"documents":` + string(req.Chunks) + `}`)
-	return body, raw
 }
 
 // clientEvents reads a server-sent event stream as the OpenAI SDKs do: an
@@ -247,7 +222,7 @@ func TestServeUpstreamDuplicateMembers(t *testing.T) {
 		up.mu.Unlock()
 	}
 	for _, stream := range []bool{false, true} {
-		body, gateReq := chatBodyFor(t, "caveat", stream)
+		body, _, gateReq := ragBodies(t, "caveat", stream)
 		resp, err := http.Post(srv.base+"/v1/gate", "application/json", strings.NewReader(string(gateReq)))
 		if err != nil {
 			t.Fatal(err)
@@ -352,7 +327,7 @@ func TestServeStreamEventDeadline(t *testing.T) {
 	}
 	srv := serveChild(t, append([]string{"--reload-poll", "0", "--access-log", "off", "--upstream", up.ts.URL,
 		"--write-timeout", "1s"}, wasmFlags(t, "tinygo")...)...)
-	gated, _ := chatBodyFor(t, "inject", true)
+	gated, _, _ := ragBodies(t, "inject", true)
 	for _, c := range []struct{ name, path, body string }{
 		{"gated", "/v1/chat/completions", string(gated)},
 		{"pass-through", "/v1/completions", `{"model":"m","prompt":"p","stream":true}`},
