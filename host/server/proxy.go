@@ -52,6 +52,9 @@ func (s *Server) roundTrip(w http.ResponseWriter, r *http.Request, c upstreamCal
 	stripGateHeaders(req.Header) // only the gate speaks for the gate
 	req.Header.Del("Host")
 	req.Header.Del("Expect") // the server already answered 100-continue
+	for _, h := range routeOverrideHeaders {
+		req.Header.Del(h)
+	}
 	if !c.keepEncoding {
 		req.Header.Del("Accept-Encoding")
 	}
@@ -110,6 +113,12 @@ func (s *Server) upstreamURL(in *url.URL) *url.URL {
 	}
 	return &u
 }
+
+// routeOverrideHeaders name, to some servers and proxies (IIS, Symfony,
+// Zend, nginx setups), the path a request is routed by in place of its
+// own: sent by a client, one would take a body the gateway passed through
+// as, say, embeddings to chat completions ungated. Only the gateway routes.
+var routeOverrideHeaders = []string{"X-Original-Url", "X-Original-Uri", "X-Rewrite-Url"}
 
 // hopHeaders are connection-level headers a proxy must not forward
 // (RFC 9110 section 7.6.1).

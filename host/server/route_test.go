@@ -60,3 +60,21 @@ func routeOf(api *gatedAPI) string {
 	}
 	return api.route
 }
+
+// TestRouteOverrideHeadersDropped: a client's X-Original-URL (and the
+// like), by which some servers and proxies route a request, never reaches
+// the upstream: a body passed through to /v1/embeddings cannot be routed
+// to chat completions behind the gateway's back.
+func TestRouteOverrideHeadersDropped(t *testing.T) {
+	up := newUpstream(t, "")
+	s := start(t, Options{Upstream: up.ts.URL})
+	chat, _ := chatFor(t, request(t, "default", "refuse_off_topic"), false)
+	do(t, http.MethodPost, s.url+"/v1/embeddings", chat, "X-Original-URL", "/v1/chat/completions",
+		"X-Rewrite-URL", "/v1/chat/completions", "X-Original-URI", "/v1/chat/completions")
+	_, hdr := up.last(t)
+	for _, h := range routeOverrideHeaders {
+		if v := hdr.Get(h); v != "" {
+			t.Errorf("%s: %s reached the upstream", h, v)
+		}
+	}
+}
