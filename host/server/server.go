@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -317,17 +318,20 @@ func (s *Server) Handler() http.Handler {
 	route("/gaps", http.MethodGet, s.handleGaps)
 	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	route("/metrics", http.MethodGet, metrics.ServeHTTP)
-	for path, api := range gatedPaths {
-		routes[path] = api.route
-	}
 	mux.HandleFunc("/", s.handlePassthrough)
 	// The gated endpoints are found before the mux: by the path the
 	// upstream will serve (route.go), however the client spelled it, and
 	// before the mux would redirect a path it finds unclean.
+	own := maps.Clone(routes) // the server's own paths, which no upstream serves
+	for path, api := range gatedPaths {
+		routes[path] = api.route
+	}
 	gate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if api := s.gatedRoute(r); api != nil {
-			s.serveGatedRoute(w, r, api)
-			return
+		if own[r.URL.Path] == "" {
+			if api := s.gatedRoute(r); api != nil {
+				s.serveGatedRoute(w, r, api)
+				return
+			}
 		}
 		mux.ServeHTTP(w, r)
 	})
