@@ -349,3 +349,22 @@ func foreignSufficiency(ev []byte, d *decisionView, strip bool) string {
 	}
 	return ""
 }
+
+// TestCaveatUnterminatedLastEvent: a stream whose last event the upstream
+// never ends with a blank line (some SSE readers dispatch it all the same)
+// has that event edited like any other: the caveat is in its text, and the
+// gateway ends it.
+func TestCaveatUnterminatedLastEvent(t *testing.T) {
+	for _, end := range []string{"", "\n", "\r\n", "\r"} {
+		ev := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Open Settings [S1]."},"finish_reason":"stop"}]}` + end
+		up := streamingUpstream(t, "", ev)
+		s := start(t, Options{Upstream: up.ts.URL})
+		d := mustDecision(t, post(t, s.url+"/v1/gate", request(t, "default", "caveat")).body)
+		body, _ := chatFor(t, request(t, "default", "caveat"), true)
+		r := post(t, s.url+"/v1/chat/completions", body)
+		first, _, ok := strings.Cut(string(r.body), "\n\n")
+		if !ok || !strings.Contains(first, `"content":`+string(mustJSON(t, d.Caveat+"\n\nOpen Settings [S1]."))) {
+			t.Fatalf("end %q: the unended event went without the caveat: %q", end, r.body)
+		}
+	}
+}

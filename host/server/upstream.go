@@ -198,11 +198,25 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body *upstr
 			}
 		}
 		if err == io.EOF {
-			// The upstream's own ending, as it sent it; then what the
-			// editor adds at the end, as an event of its own.
+			// The upstream's own ending; then what the editor adds at the
+			// end, as an event of its own. An event the upstream did not
+			// end with a blank line (some SSE readers dispatch it all the
+			// same) is edited as any other, and ended.
+			if ed != nil && !open && len(pending) > 0 {
+				ev := append(pending, '\n')
+				if nextEvent(ev) != len(ev) {
+					ev = append(ev, '\n')
+				}
+				edited, bad := ed.event(nil, ev)
+				if bad != nil {
+					s.endStream(r, send, false, bad, len(pending))
+					return
+				}
+				pending = edited
+			}
 			if ed != nil {
 				if tail := ed.end(nil); len(tail) > 0 {
-					if len(pending) > 0 || open {
+					if open || eventsEnd(pending) != len(pending) {
 						pending = append(pending, "\n\n"...)
 					}
 					pending = append(pending, tail...)
