@@ -56,13 +56,14 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.Int64Var(&fc.AccessLogMaxBytes, "access-log-max-bytes", 0, "rotate an access log file at this many `BYTES` (0: 64 MiB; -1: never)")
 	fs.IntVar(&fc.AccessLogKeep, "access-log-keep", 0, "rotated access log files kept (0: 5)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
+	fs.Int64Var(&fc.Limits.MaxInflightBodyBytes, "max-inflight-body-bytes", 0, "most `BYTES` of request bodies and upstream answers held in memory at once; past it, 503 (0: 64 MiB; -1: no bound)")
 	fs.Int64Var(&fc.Limits.LargeBodyBytes, "large-body-bytes", 0, "gate inputs over this many `BYTES` run in the large-request lane: termination checks, limited concurrency (0: 256 KiB; -1: no lane)")
 	fs.IntVar(&fc.Limits.LargeConcurrency, "large-concurrency", 0, "calls at once in the large-request lane (0: GOMAXPROCS-1, at least 1)")
 	durFlag(fs, &fc.Limits.ReadTimeout, "read-timeout", "time to read a whole request (0: 30s)")
 	durFlag(fs, &fc.Limits.WriteTimeout, "write-timeout", "time to write a response (0: 120s; a stream extends it per chunk)")
 	durFlag(fs, &fc.Limits.GateTimeout, "gate-timeout", "deadline of one gate call (0: 1s)")
 	durFlag(fs, &fc.Limits.UpstreamTimeout, "upstream-timeout", "time until the upstream's response headers (0: 120s)")
-	durFlag(fs, &fc.Limits.UpstreamIdleTimeout, "upstream-idle-timeout", "longest wait for more of the upstream's body, streamed or not (0: the write timeout)")
+	durFlag(fs, &fc.Limits.UpstreamIdleTimeout, "upstream-idle-timeout", "longest wait for more of the upstream's body, and in a stream for each complete event (0: the write timeout)")
 	fs.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
 	reloadPoll := fs.Duration("reload-poll", 2*time.Second, "check the policy files for changes this often (0: only on SIGHUP)")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compiled-module cache `DIR`")
@@ -189,6 +190,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"upstream-timeout":      func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
 		"upstream-idle-timeout": func() { cfg.Limits.UpstreamIdleTimeout = f.Limits.UpstreamIdleTimeout },
 	}
+	pick["max-inflight-body-bytes"] = func() { cfg.Limits.MaxInflightBodyBytes = f.Limits.MaxInflightBodyBytes }
 	for name, apply := range pick {
 		if set[name] {
 			apply()

@@ -34,7 +34,7 @@ func serveProcess(t *testing.T, args ...string) (string, *lockedBuffer) {
 
 // serveChild is `ctxgate serve` running as a process of its own.
 type serveChild struct {
-	base   string
+	base   string // http://127.0.0.1:PORT
 	stderr *lockedBuffer
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the process has ended

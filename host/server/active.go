@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/internal/safefile"
@@ -27,6 +28,9 @@ type active struct {
 	largeStats func() host.Stats
 	largeFrom  int
 	ref        policyRef
+	// maxRequest is the policy's max_request_bytes (0: unknown): the gate
+	// API reads no more of a body.
+	maxRequest int
 	document   []byte // the policy JSON (or bundle) as handed to the gate
 	source     string
 	digest     [32]byte // sha256 of document and trust keys: "did anything change?"
@@ -128,12 +132,36 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 		return nil, errors.New("describe: " + err.Error())
 	}
 	a.ev, a.ref = ev, d.Policy
+	a.maxRequest = requestLimit(l.policy)
 	a.digest = l.digest()
 	if err := s.buildLane(ctx, a, l); err != nil {
 		ev.Close(ctx)
 		return nil, err
 	}
 	return a, nil
+}
+
+// requestLimit is a policy's max_request_bytes, read natively from the
+// document the gate has just loaded (a bundle's signed policy; nil: the
+// built-in default), or 0 when it cannot be read.
+func requestLimit(doc []byte) int {
+	if len(doc) > 0 {
+		if bundle.IsBundle(doc) {
+			b, err := bundle.Parse(doc)
+			if err != nil {
+				return 0
+			}
+			doc = b.Policy
+		}
+		p, err := gate.DecodePolicy(doc)
+		if err != nil {
+			return 0
+		}
+		if p.Limits.MaxRequestBytes > 0 {
+			return p.Limits.MaxRequestBytes
+		}
+	}
+	return gate.DefaultLimits().MaxRequestBytes
 }
 
 // Reload re-reads the policy source and, if anything changed, swaps in a new

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/decisionlog"
 	"github.com/ctxgate/ctxgate/policies"
@@ -18,10 +19,11 @@ import (
 // X-Ctxgate-Decision-Id header so the decision stays identical to every
 // other host's.
 func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.gatedBody(w, r)
+	body, held, ok := s.gatedBody(w, r, "request")
 	if !ok {
 		return
 	}
+	defer held.release()
 	out, d, e := s.decide(r, body, false)
 	if e != nil {
 		s.fail(w, e)
@@ -34,20 +36,37 @@ func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// gatedBody reads the body of a request the gate must answer. With no
-// policy loaded it answers 503 before reading anything; ok false means the
-// error answer is written.
-func (s *Server) gatedBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
-	if s.cur.Load() == nil {
+// gatedBody reads the body of a request the gate must answer (what, the
+// gate's word for it: request, answer), under the policy's
+// max_request_bytes as well as max_body_bytes: the gate refuses a longer
+// input anyway, so no more of it is read (a longer declared length, none
+// of it) and the refusal is the gate's own. With no policy loaded it
+// answers 503 before reading anything; ok false means the error answer is
+// written. The caller releases the body.
+func (s *Server) gatedBody(w http.ResponseWriter, r *http.Request, what string) ([]byte, *heldBody, bool) {
+	a := s.cur.Load()
+	if a == nil {
 		s.fail(w, noPolicy)
-		return nil, false
+		return nil, nil, false
 	}
-	body, e := s.readBody(w, r)
+	limit, over := s.opts.MaxBodyBytes, tooLarge
+	if a.maxRequest > 0 && int64(a.maxRequest) < limit {
+		limit = int64(a.maxRequest)
+		over = func(n, limit int64) *apiError {
+			size := "more than " + strconv.FormatInt(limit, 10)
+			if n >= 0 {
+				size = strconv.FormatInt(n, 10)
+			}
+			e := wire.LimitError("", what+" is "+size+" bytes", int(limit), "max_request_bytes")
+			return newAPIError(statusOf(e.Code), e.Code, e.Field, e.Message)
+		}
+	}
+	body, held, e := s.readHeld(w, r, limit, over)
 	if e != nil {
 		s.fail(w, e)
-		return nil, false
+		return nil, nil, false
 	}
-	return body, true
+	return body, held, true
 }
 
 // decide runs the gate on a gate request under the gate deadline and counts
@@ -113,10 +132,11 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, unknownDecision(HeaderDecisionID))
 		return
 	}
-	body, ok := s.gatedBody(w, r)
+	body, held, ok := s.gatedBody(w, r, "answer")
 	if !ok {
 		return
 	}
+	defer held.release()
 	out, e := s.validate(r, body)
 	if e != nil {
 		s.fail(w, e)

@@ -76,7 +76,8 @@ type FileLimits struct {
 	GateTimeout      Duration `yaml:"gate_timeout"`
 	UpstreamTimeout  Duration `yaml:"upstream_timeout"`
 	// UpstreamIdleTimeout: the longest wait for the next bytes of an
-	// upstream's body (streamed or not); zero: write_timeout.
+	// upstream's body, and in a stream for the next complete event; zero:
+	// write_timeout.
 	UpstreamIdleTimeout Duration `yaml:"upstream_idle_timeout"`
 	ShutdownTimeout     Duration `yaml:"shutdown_timeout"`
 	FeedbackEntries     int      `yaml:"feedback_entries"`
@@ -85,6 +86,9 @@ type FileLimits struct {
 	// calls at once (0: GOMAXPROCS-1).
 	LargeBodyBytes   int64 `yaml:"large_body_bytes"`
 	LargeConcurrency int   `yaml:"large_concurrency"`
+	// MaxInflightBodyBytes bounds the bodies held in memory at once (0: 64
+	// MiB; negative: no bound).
+	MaxInflightBodyBytes int64 `yaml:"max_inflight_body_bytes"`
 }
 
 // SufficientContext is the sufficient-context gateway's configuration block. Pointers record
@@ -203,6 +207,7 @@ func (c *FileConfig) Options() (Options, error) {
 		LargeBodyBytes:      c.Limits.LargeBodyBytes,
 		LargeConcurrency:    c.Limits.LargeConcurrency,
 	}
+	o.MaxInflightBodyBytes = c.Limits.MaxInflightBodyBytes
 	if err := c.DecisionLogConfig.apply(&o); err != nil {
 		return o, err
 	}

@@ -119,6 +119,9 @@ func newMetrics(s *Server) *metrics {
 		Help: "Gated gateway requests by route (chat_completions, responses) and what the gate did (inject, caveat, fallback, refuse, skip, error)."}, []string{"route", "action"})
 	m.requests = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_http_requests_total",
 		Help: "HTTP requests served, by route and status class (2xx, 4xx, ...; aborted: the response was cut off)."}, []string{"route", "code"})
+	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "ctxgate_inflight_body_bytes",
+		Help: "Bytes of request bodies and upstream answers held in memory now (bounded by max_inflight_body_bytes)."},
+		func() float64 { return float64(s.bodies.inUse()) })
 	m.policyInfo = f.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxgate_policy_info",
 		Help: "The active policy (value 1)."}, []string{"name", "version", "sha256"})
 

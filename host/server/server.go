@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -113,16 +114,20 @@ type Options struct {
 	DecisionIDKey []byte
 
 	MaxBodyBytes     int64         // request bodies; default 8 MiB (413 above)
-	MaxResponseBytes int64         // upstream JSON answers checked; larger pass unchecked
+	MaxResponseBytes int64         // upstream answers edited whole; default 8 MiB (a larger gated one is not relayed)
 	ReadTimeout      time.Duration // whole request, headers and body; default 30 s
 	WriteTimeout     time.Duration // response; default 120 s (a stream extends it per chunk)
 	IdleTimeout      time.Duration // keep-alive; default 120 s
 	GateTimeout      time.Duration // deadline of one gate call, pool wait included; default 1 s
 	UpstreamTimeout  time.Duration // until the upstream's response headers; default 120 s
-	// UpstreamIdleTimeout bounds each wait for the upstream's body, streamed
-	// or not; default WriteTimeout. A non-stream answer must also be whole
-	// within WriteTimeout.
+	// UpstreamIdleTimeout bounds each wait for the upstream's body, and in
+	// a stream each wait for a complete event; default WriteTimeout. A
+	// non-stream answer must also be whole within WriteTimeout.
 	UpstreamIdleTimeout time.Duration
+	// MaxInflightBodyBytes bounds the bodies held in memory at once
+	// (requests read whole, upstream answers edited; budget.go); default 64
+	// MiB, negative: no bound. Past it a request is answered 503.
+	MaxInflightBodyBytes int64
 	// ReloadPoll is how often the policy files' mtimes are checked;
 	// default 2 s, negative: never (SIGHUP or Reload only).
 	ReloadPoll time.Duration
@@ -135,6 +140,9 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = host.DefaultMaxInputBytes
+	}
+	if o.MaxInflightBodyBytes == 0 {
+		o.MaxInflightBodyBytes = defaultInflightBodyBytes
 	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = 8 << 20
@@ -191,6 +199,7 @@ type Server struct {
 	reloadMu sync.Mutex
 	metrics  *metrics
 	records  *records
+	bodies   *bodyBudget // max_inflight_body_bytes (budget.go)
 	gaps     *lineLog
 	upstream *url.URL
 	client   *http.Client
@@ -222,6 +231,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.AccessLog != nil {
 		s.access = slog.New(slog.NewJSONHandler(opts.AccessLog, nil))
 	}
+	s.bodies = &bodyBudget{max: opts.MaxInflightBodyBytes}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
 	ids, err := newIDIssuer(opts.DecisionIDKey)
@@ -300,10 +310,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // Handler routes the API. Each route checks its method and answers the
-// error JSON otherwise. In gateway mode, POST /v1/chat/completions and POST
-// /v1/responses are gated and every path not routed here (and every other
-// method on those two) is passed through to the upstream. Every request is
-// counted and, with an access log, logged (accesslog.go).
+// error JSON otherwise. In gateway mode, a POST that the upstream would
+// answer as chat completions or the Responses API, however spelled, is
+// gated (route.go); other methods there pass through only without a body
+// (GET, HEAD, OPTIONS) and are refused otherwise; every path not routed
+// here is passed through to the upstream. Every request is counted and,
+// with an access log, logged (accesslog.go).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	routes := map[string]string{}
@@ -326,23 +338,24 @@ func (s *Server) Handler() http.Handler {
 	route("/gaps", http.MethodGet, s.handleGaps)
 	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	route("/metrics", http.MethodGet, metrics.ServeHTTP)
+	mux.HandleFunc("/", s.handlePassthrough)
+	// The gated endpoints are found before the mux: by the path the
+	// upstream will serve (route.go), however the client spelled it, and
+	// before the mux would redirect a path it finds unclean.
+	own := maps.Clone(routes) // the server's own paths, which no upstream serves
 	for path, api := range gatedPaths {
 		routes[path] = api.route
-		gated := s.handleGated(api)
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case r.Method == http.MethodPost:
-				gated(w, r)
-			case s.upstream != nil: // GET /v1/chat/completions lists stored completions
-				s.handlePassthrough(w, r)
-			default:
-				w.Header().Set("Allow", http.MethodPost)
-				s.fail(w, newAPIError(405, codeMethod, "", r.Method+" "+path+": use POST"))
-			}
-		})
 	}
-	mux.HandleFunc("/", s.handlePassthrough)
-	return s.observe(mux, routes)
+	gate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if own[r.URL.Path] == "" {
+			if api := s.gatedRoute(r); api != nil {
+				s.serveGatedRoute(w, r, api)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return s.observe(gate, routes)
 }
 
 // HTTPServer is the configured *http.Server (timeouts, handler). Serve uses
@@ -415,52 +428,40 @@ func (s *Server) fail(w http.ResponseWriter, e *apiError) {
 	writeError(w, e)
 }
 
-// readBody reads a request body of at most MaxBodyBytes.
+// readBody reads a request body of at most MaxBodyBytes, under the
+// in-flight budget while it is read (for a body the handler is done with at
+// once; readHeld keeps it counted).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	limit := s.opts.MaxBodyBytes
+	b, h, e := s.readHeld(w, r, s.opts.MaxBodyBytes, tooLarge)
+	h.release()
+	return b, e
+}
+
+// readHeld reads a request body of at most limit bytes (over: the answer
+// for a longer one, of its declared length or -1) under the in-flight body
+// budget (budget.go). The bytes stay counted until the caller releases
+// them. A declared length over the limit is refused before anything is
+// read; so is the rest of a body once it passes the limit.
+func (s *Server) readHeld(w http.ResponseWriter, r *http.Request, limit int64, over func(n, limit int64) *apiError) ([]byte, *heldBody, *apiError) {
 	if r.ContentLength > limit {
-		return nil, tooLarge(r.ContentLength, limit)
+		return nil, nil, over(r.ContentLength, limit)
 	}
-	b, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	b, h, err := s.bodies.readHeld(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	if err != nil {
 		var mb *http.MaxBytesError
 		var ne net.Error
 		switch {
 		case errors.As(err, &mb):
-			return nil, tooLarge(-1, limit)
+			return nil, nil, over(-1, limit)
+		case errors.Is(err, errOverloaded):
+			w.Header().Set("Retry-After", "1")
+			return nil, nil, newAPIError(503, codeOverloaded, "", err.Error())
 		case errors.As(err, &ne) && ne.Timeout():
-			return nil, newAPIError(408, codeReadTimeout, "", "the request body did not arrive within the read timeout")
+			return nil, nil, newAPIError(408, codeReadTimeout, "", "the request body did not arrive within the read timeout")
 		}
-		return nil, newAPIError(400, "bad_json", "", "cannot read the request body: "+err.Error())
+		return nil, nil, newAPIError(400, "bad_json", "", "cannot read the request body: "+err.Error())
 	}
-	return b, nil
-}
-
-// readAll is io.ReadAll into a buffer of the declared length when there is
-// one (then one allocation and no regrowth: io.ReadAll starts at 512 bytes
-// and grows a 30 KB body five times), with room for one more byte so the
-// read that sees EOF does not grow it either.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	if size <= 0 {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			// Longer than declared (the server checks the length; a reader
-			// in a test may not): continue as io.ReadAll does.
-			rest, err := io.ReadAll(r)
-			return append(b, rest...), err
-		}
-	}
+	return b, h, nil
 }
 
 func tooLarge(n, limit int64) *apiError {
