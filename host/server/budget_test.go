@@ -58,6 +58,42 @@ func TestGateAPIReadsPolicyLimit(t *testing.T) {
 	}
 }
 
+// TestValidateIDBeforeBody: /v1/validate refuses an id it did not issue
+// before it reads any of the body (a declared 1 MiB never sent is answered
+// 404 at once), and a soft refusal with a real id over max_request_bytes
+// is the gate's 413 and logs no gap event.
+func TestValidateIDBeforeBody(t *testing.T) {
+	var p map[string]any
+	decode(t, preset(t, "default"), &p)
+	p["limits"] = map[string]any{"max_request_bytes": 4096}
+	path := filepath.Join(t.TempDir(), "policy.json")
+	os.WriteFile(path, mustJSON(t, p), 0o644)
+	s := start(t, Options{Policy: PolicySource{Path: path}, GapLog: filepath.Join(t.TempDir(), "gaps.jsonl")})
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /v1/validate HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"+
+		HeaderDecisionID+": AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\r\nContent-Length: 1048576\r\n\r\n{")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantError(t, reply{resp.StatusCode, resp.Header, b}, 404, "not_found", HeaderDecisionID)
+
+	id := post(t, s.url+"/v1/gate", request(t, "default", "caveat")).header.Get(HeaderDecisionID)
+	before := len(readGaps(t, s))
+	answer := mustJSON(t, map[string]any{"answer": refusalLine(t, "default") + strings.Repeat(" ", 5000), "tags": []string{"S1"}})
+	wantError(t, post(t, s.url+"/v1/validate", answer, HeaderDecisionID, id), 413, "limit", "")
+	if evs := readGaps(t, s); len(evs) != before {
+		t.Errorf("a refused answer logged %d gap events: %+v", len(evs)-before, evs[before:])
+	}
+}
+
 // TestInflightBodyBudget: the bodies held at once are bounded by
 // max_inflight_body_bytes. While one connection holds most of the budget
 // (a body it has sent all but its last byte of), a request whose body does
