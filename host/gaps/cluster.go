@@ -13,12 +13,18 @@ type Options struct {
 	// Jaccard links two queries' term sets when at least one has no
 	// embedding (0.6: docs/gaps.md).
 	Jaccard float64
+	// Chars links two queries' character 3-gram sets (charsim.go) when at
+	// least one has no embedding (0.5: docs/gaps.md).
+	Chars float64
 	// Seed fixes the LSH hyperplanes. Changing it may change which borderline
 	// pairs are found, never whether a reported link is real.
 	Seed uint64
 	// MaxExamples bounds the example queries listed per cluster.
 	MaxExamples int
 	Thresholds  Thresholds
+	// links picks the link kinds and the guard; zero means all of them
+	// (eval_test.go turns them off one by one).
+	links links
 }
 
 // DefaultSeed is the LSH seed used unless a caller picks another.
@@ -26,7 +32,7 @@ const DefaultSeed = 0x63747867617465 // "ctxgate"
 
 // DefaultOptions are the documented defaults (docs/gaps.md).
 func DefaultOptions() Options {
-	return Options{Cosine: 0.85, Jaccard: 0.6, Seed: DefaultSeed, MaxExamples: 5, Thresholds: DefaultThresholds()}
+	return Options{Cosine: 0.85, Jaccard: 0.6, Chars: 0.5, Seed: DefaultSeed, MaxExamples: 5, Thresholds: DefaultThresholds()}
 }
 
 func (o *Options) validate() error {
@@ -35,6 +41,9 @@ func (o *Options) validate() error {
 	}
 	if !(o.Jaccard > 0 && o.Jaccard <= 1) {
 		return errors.New("jaccard threshold must be in (0, 1], got " + ftoa(o.Jaccard))
+	}
+	if !(o.Chars > 0 && o.Chars <= 1) {
+		return errors.New("chars threshold must be in (0, 1], got " + ftoa(o.Chars))
 	}
 	if o.MaxExamples < 0 {
 		return errors.New("max examples must be >= 0")
@@ -56,6 +65,19 @@ type Stats struct {
 	LexSets       int `json:"lex_sets"`
 	LexCandidates int `json:"lex_candidates"`
 	LexLinked     int `json:"lex_linked"`
+	// Character path (charsim.go): pairs compared, pairs at or above
+	// Options.Chars.
+	CharCandidates int `json:"char_candidates"`
+	CharLinked     int `json:"char_linked"`
+	// Document path (doclink.go): pairs sharing a doc id, pairs linked.
+	DocCandidates int `json:"doc_candidates"`
+	DocLinked     int `json:"doc_linked"`
+	// Joins: links that joined two clusters, by kind (merge.go), and links
+	// the guard refused because the two clusters' wordings disagree.
+	JoinedTerms int `json:"joined_terms"`
+	JoinedChars int `json:"joined_chars"`
+	JoinedDocs  int `json:"joined_docs"`
+	Guarded     int `json:"guarded"`
 }
 
 // unit is one distinct query (by normQuery): the thing clustering links.
@@ -63,9 +85,12 @@ type unit struct {
 	key    string
 	text   string // the first spelling seen
 	events []int32
+	n      int       // events that asked it
 	emb    []float64 // the first event's embedding, nil when none had one
 	noEmb  bool      // some event of this unit had no embedding
 	terms  []string
+	grams  []uint32 // wordingGrams
+	docs   []string // unitDocs of its events' top chunks
 }
 
 // buildUnits groups events by normalised query text, in first-seen order.
@@ -90,15 +115,25 @@ func buildUnits(events []Event) []unit {
 			un.emb = ev.QueryEmbedding
 		}
 	}
-	// Terms feed the lexical path and lexical centrality, both of which only
-	// concern units without an embedding: a fully embedded file skips them.
+	// Terms and grams feed the wording links, the guard and centrality.
 	for i := range units {
-		if units[i].noEmb {
-			for j := range units {
-				units[j].terms = queryTerms(units[j].text)
+		u := &units[i]
+		u.n = len(u.events)
+		u.terms = queryTerms(u.text)
+		u.grams = wordingGrams(u.text)
+		var docs map[string]int
+		for _, e := range u.events {
+			for _, c := range events[e].TopChunks {
+				if c.DocID == "" {
+					continue
+				}
+				if docs == nil {
+					docs = map[string]int{}
+				}
+				docs[c.DocID]++
 			}
-			break
 		}
+		u.docs = unitDocs(docs)
 	}
 	return units
 }
@@ -137,12 +172,40 @@ func components(units []unit, opt *Options, st *Stats) [][]int32 {
 		st.EmbedLinked += es.Linked
 		byDim[d] = nil // free the vectors before the lexical pass
 	}
-	lex := make([]lexUnit, len(units))
-	for i := range units {
-		lex[i] = lexUnit{terms: units[i].terms, noEmb: units[i].noEmb || units[i].emb == nil}
+	use := opt.links
+	if use == 0 {
+		use = allLinks
 	}
-	ls := linkLexical(lex, uf, opt.Jaccard)
-	st.LexSets, st.LexCandidates, st.LexLinked = ls.Sets, ls.Candidates, ls.Linked
+	var edges []edge
+	if use.has(kindTerms) {
+		lex := make([]lexUnit, len(units))
+		for i := range units {
+			lex[i] = lexUnit{terms: units[i].terms, noEmb: units[i].noEmb || units[i].emb == nil}
+		}
+		e, ls := linkLexical(lex, opt.Jaccard)
+		edges = append(edges, e...)
+		st.LexSets, st.LexCandidates, st.LexLinked = ls.Sets, ls.Candidates, ls.Linked
+	}
+	if use.has(kindChars) {
+		cu := make([]charUnit, len(units))
+		for i := range units {
+			cu[i] = charUnit{grams: units[i].grams, noEmb: units[i].noEmb || units[i].emb == nil}
+		}
+		e, cs := linkChars(cu, opt.Chars)
+		edges = append(edges, e...)
+		st.CharCandidates, st.CharLinked = cs.Candidates, cs.Linked
+	}
+	if use.has(kindDocs) {
+		du := make([]docUnit, len(units))
+		for i := range units {
+			du[i] = docUnit{docs: units[i].docs, terms: units[i].terms}
+		}
+		e, ds := linkDocs(du)
+		edges = append(edges, e...)
+		st.DocCandidates, st.DocLinked = ds.Candidates, ds.Linked
+	}
+	ms := mergeEdges(units, uf, edges, use&(1<<guardBit) != 0)
+	st.JoinedTerms, st.JoinedChars, st.JoinedDocs, st.Guarded = ms.Joined[kindTerms], ms.Joined[kindChars], ms.Joined[kindDocs], ms.Guarded
 
 	slot := make(map[int32]int, 16)
 	var comps [][]int32

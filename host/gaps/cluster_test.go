@@ -195,7 +195,8 @@ func TestLexicalKnownClusters(t *testing.T) {
 }
 
 // The lexical join is exact: on random small-vocabulary sets (many
-// borderline pairs) it must equal the all-pairs Jaccard components.
+// borderline pairs) its links, joined without the guard, must equal the
+// all-pairs Jaccard components.
 func TestLexicalMatchesAllPairs(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	vocab := []string{"refund", "invoice", "billing", "account", "password", "reset", "email", "export", "report", "api",
@@ -227,7 +228,12 @@ func TestLexicalMatchesAllPairs(t *testing.T) {
 	for i := range evs {
 		truth[i] = int(uf.find(int32(unitOf[normQuery(evs[i].Query)])))
 	}
-	rep := build(t, evs)
+	opt := DefaultOptions()
+	opt.links = 1 << kindTerms
+	rep, err := Build(evs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !samePartition(partitionOf(rep, len(evs)), truth) {
 		p, rc := pairScores(partitionOf(rep, len(evs)), truth)
 		t.Fatalf("lexical join differs from all pairs: precision %.4f recall %.4f", p, rc)

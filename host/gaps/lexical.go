@@ -22,6 +22,8 @@ import (
 // The support-agent article clusters on embeddings when events carry them, so a pair of units
 // that both have embeddings is judged by cosine alone and never linked here;
 // the lexical path links pairs where at least one side has no embedding.
+// The join finds every pair at or above the threshold; whether an edge joins
+// two clusters is decided in merge.go.
 
 // lexUnit is what the lexical join needs to know about one unit.
 type lexUnit struct {
@@ -41,15 +43,17 @@ func minOverlap(t float64, n int) int {
 	return int(math.Ceil(t*float64(n) - 1e-9))
 }
 
-// linkLexical unions, in uf, the units whose term sets are similar enough.
-func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
+// linkLexical returns, as edges, the unit pairs whose term sets are similar
+// enough (merge.go decides which edges join clusters).
+func linkLexical(units []lexUnit, t float64) ([]edge, lexStats) {
+	var edges []edge
 	var st lexStats
 	anyPlain := false
 	for i := range units {
 		anyPlain = anyPlain || units[i].noEmb
 	}
 	if !anyPlain {
-		return st // every unit has an embedding: the cosine path decides alone
+		return nil, st // every unit has an embedding: the cosine path decides alone
 	}
 	// Group units with identical term sets: the join runs over distinct sets.
 	type group struct {
@@ -81,7 +85,9 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 		g := &groups[gi]
 		if g.nonEmb >= 0 {
 			for _, u := range g.units {
-				uf.union(g.nonEmb, u) // identical sets: Jaccard 1
+				if u != g.nonEmb {
+					edges = append(edges, edge{a: g.nonEmb, b: u, s: 1, kind: kindTerms}) // identical sets: Jaccard 1
+				}
 			}
 		}
 	}
@@ -124,15 +130,15 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(groups[order[i]].ids) < len(groups[order[j]].ids) })
 
-	link := func(a, b *group) {
+	link := func(a, b *group, s float32) {
 		switch {
 		case a.nonEmb >= 0:
 			for _, u := range b.units {
-				uf.union(a.nonEmb, u)
+				edges = append(edges, edge{a: a.nonEmb, b: u, s: s, kind: kindTerms})
 			}
 		case b.nonEmb >= 0:
 			for _, u := range a.units {
-				uf.union(b.nonEmb, u)
+				edges = append(edges, edge{a: b.nonEmb, b: u, s: s, kind: kindTerms})
 			}
 		}
 	}
@@ -162,7 +168,7 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 				o := overlap(gx.ids, gy.ids)
 				if float64(o) >= t*float64(sx+sy-o)-1e-9 {
 					st.Linked++
-					link(gx, gy)
+					link(gx, gy, float32(o)/float32(sx+sy-o))
 				}
 			}
 		}
@@ -170,7 +176,7 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 			postings[tok] = append(postings[tok], x)
 		}
 	}
-	return st
+	return edges, st
 }
 
 // overlap counts the common elements of two sorted lists (token ids in the
