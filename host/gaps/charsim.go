@@ -15,22 +15,22 @@ import (
 // Jaccard similarity of their gram sets is at least Options.Chars (0.5 by
 // default; docs/gaps.md says why).
 //
-// Below exactCharsBelow distinct wordings every pair is compared. Above it,
+// Below exactCharsBelow (512) wordings every pair is compared. Above it,
 // MinHash signatures (charHashes values) split into charBands bands of
 // charRows rows propose candidates: a pair at Jaccard s shares some band
-// with probability 1-(1-s^3)^24, 0.96 at s = 0.5 and 0.998 at s = 0.7. Every
+// with probability 1-(1-s^2)^12, 0.968 at s = 0.5 and 0.9998 at s = 0.7. Every
 // candidate is verified on its exact gram sets, so a reported link is real;
 // a missed borderline pair is usually joined through a third wording.
 const (
 	gramSize        = 3
-	charRows        = 3
-	charBands       = 24
+	charRows        = 2
+	charBands       = 12
 	charHashes      = charRows * charBands
 	charBucketPeers = 8 // earlier members of a bucket each wording is compared with
 )
 
 // exactCharsBelow is a variable so that tests can force the MinHash path.
-var exactCharsBelow = 2048
+var exactCharsBelow = 512
 
 // wordingGrams returns the sorted distinct 3-gram hashes of q's content
 // words.
@@ -102,8 +102,9 @@ type charStats struct {
 
 // charUnit is what the character path needs to know about one unit.
 type charUnit struct {
-	grams []uint32
-	noEmb bool
+	grams   []uint32
+	noEmb   bool
+	carried bool
 }
 
 // linkChars returns the unit pairs whose gram sets are similar enough, as
@@ -120,22 +121,24 @@ func linkChars(units []charUnit, t float64) ([]edge, charStats) {
 			ids = append(ids, int32(i))
 		}
 	}
-	check := func(a, b int32) {
+	check := func(a, b int32) bool {
 		ua, ub := &units[a], &units[b]
-		if !ua.noEmb && !ub.noEmb {
-			return
+		if (!ua.noEmb && !ub.noEmb) || (ua.carried && ub.carried) {
+			return false
 		}
 		st.Candidates++
 		la, lb := len(ua.grams), len(ub.grams)
 		// Length filter: Jaccard <= min/max.
 		if float64(min(la, lb)) < t*float64(max(la, lb))-1e-9 {
-			return
+			return false
 		}
 		o := overlap(ua.grams, ub.grams)
-		if float64(o) >= t*float64(la+lb-o)-1e-9 {
-			st.Linked++
-			edges = append(edges, edge{a: a, b: b, s: float32(o) / float32(la+lb-o), kind: kindChars})
+		if float64(o) < t*float64(la+lb-o)-1e-9 {
+			return false
 		}
+		st.Linked++
+		edges = append(edges, edge{a: a, b: b, s: float32(o) / float32(la+lb-o), kind: kindChars})
+		return true
 	}
 	if len(ids) < exactCharsBelow {
 		for i, a := range ids {
@@ -167,7 +170,9 @@ func linkChars(units []charUnit, t float64) ([]edge, charStats) {
 		}
 		sigs[i] = sig
 	}
-	seen := make(map[uint64]struct{})
+	// A pair meeting in several bands is checked again (cheaper than
+	// remembering every pair), but linked once.
+	linked := make(map[uint64]struct{})
 	buckets := make(map[uint64][]int32, len(ids))
 	for band := 0; band < charBands; band++ {
 		clear(buckets)
@@ -178,12 +183,16 @@ func linkChars(units []charUnit, t float64) ([]edge, charStats) {
 			}
 			peers := buckets[key]
 			for _, p := range peers {
-				pair := uint64(p)<<32 | uint64(u)
-				if _, ok := seen[pair]; ok {
+				if units[p].carried && units[u].carried {
 					continue
 				}
-				seen[pair] = struct{}{}
-				check(p, u)
+				pair := uint64(p)<<32 | uint64(u)
+				if _, ok := linked[pair]; ok {
+					continue
+				}
+				if check(p, u) {
+					linked[pair] = struct{}{}
+				}
 			}
 			if len(peers) < charBucketPeers {
 				buckets[key] = append(peers, u)

@@ -78,6 +78,13 @@ type Stats struct {
 	JoinedChars int `json:"joined_chars"`
 	JoinedDocs  int `json:"joined_docs"`
 	Guarded     int `json:"guarded"`
+	// A streamed report (stream.go) that outgrew one chunk: how many chunks,
+	// and the smallest gaps dropped to bound memory, with their events and
+	// wordings. Zero, and left out, when the log fitted in one chunk.
+	Chunks         int `json:"chunks,omitempty"`
+	DroppedGaps    int `json:"dropped_gaps,omitempty"`
+	DroppedEvents  int `json:"dropped_events,omitempty"`
+	DroppedQueries int `json:"dropped_queries,omitempty"`
 }
 
 // unit is one distinct query (by normQuery): the thing clustering links.
@@ -91,6 +98,10 @@ type unit struct {
 	terms  []string
 	grams  []uint32 // wordingGrams
 	docs   []string // unitDocs of its events' top chunks
+	// carried: a streamed gap's wording from an earlier chunk (stream.go).
+	// Two carried wordings were already compared there: the paths skip
+	// such pairs.
+	carried bool
 }
 
 // buildUnits groups events by normalised query text, in first-seen order.
@@ -138,10 +149,14 @@ func buildUnits(events []Event) []unit {
 	return units
 }
 
-// components links units by both paths and returns each component's units,
-// components in order of their first unit, units in input order.
-func components(units []unit, opt *Options, st *Stats) [][]int32 {
+// components links units by every path and returns each component's units,
+// components in order of their first unit, units in input order. pre are
+// pairs already known to be one gap (a streamed gap's wordings).
+func components(units []unit, opt *Options, st *Stats, pre [][2]int32) [][]int32 {
 	uf := newUnionFind(len(units))
+	for _, p := range pre {
+		uf.union(p[0], p[1])
+	}
 	// Embedding path, one index per dimension: vectors of different models
 	// cannot be compared.
 	var dims []int
@@ -180,7 +195,7 @@ func components(units []unit, opt *Options, st *Stats) [][]int32 {
 	if use.has(kindTerms) {
 		lex := make([]lexUnit, len(units))
 		for i := range units {
-			lex[i] = lexUnit{terms: units[i].terms, noEmb: units[i].noEmb || units[i].emb == nil}
+			lex[i] = lexUnit{terms: units[i].terms, noEmb: units[i].noEmb || units[i].emb == nil, carried: units[i].carried}
 		}
 		e, ls := linkLexical(lex, opt.Jaccard)
 		edges = append(edges, e...)
@@ -189,7 +204,7 @@ func components(units []unit, opt *Options, st *Stats) [][]int32 {
 	if use.has(kindChars) {
 		cu := make([]charUnit, len(units))
 		for i := range units {
-			cu[i] = charUnit{grams: units[i].grams, noEmb: units[i].noEmb || units[i].emb == nil}
+			cu[i] = charUnit{grams: units[i].grams, noEmb: units[i].noEmb || units[i].emb == nil, carried: units[i].carried}
 		}
 		e, cs := linkChars(cu, opt.Chars)
 		edges = append(edges, e...)
@@ -198,7 +213,7 @@ func components(units []unit, opt *Options, st *Stats) [][]int32 {
 	if use.has(kindDocs) {
 		du := make([]docUnit, len(units))
 		for i := range units {
-			du[i] = docUnit{docs: units[i].docs, terms: units[i].terms}
+			du[i] = docUnit{docs: units[i].docs, terms: units[i].terms, carried: units[i].carried}
 		}
 		e, ds := linkDocs(du)
 		edges = append(edges, e...)

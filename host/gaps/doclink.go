@@ -22,7 +22,10 @@ func hubDocUnits(n int) int { return max(64, n/50) }
 
 // unitDocs picks the maxUnitDocs most frequent doc ids from counts (ties by
 // id) and returns them sorted by id, for overlap.
-func unitDocs(counts map[string]int) []string {
+func unitDocs(counts map[string]int) []string { return unitDocsN(counts, maxUnitDocs) }
+
+// unitDocsN is unitDocs with k ids.
+func unitDocsN(counts map[string]int, k int) []string {
 	if len(counts) == 0 {
 		return nil
 	}
@@ -36,8 +39,8 @@ func unitDocs(counts map[string]int) []string {
 		}
 		return ids[i] < ids[j]
 	})
-	if len(ids) > maxUnitDocs {
-		ids = ids[:maxUnitDocs]
+	if len(ids) > k {
+		ids = ids[:k]
 	}
 	sort.Strings(ids)
 	return ids
@@ -49,8 +52,9 @@ type docStats struct {
 }
 
 type docUnit struct {
-	docs  []string // sorted
-	terms []string
+	docs    []string // sorted
+	terms   []string
+	carried bool
 }
 
 // linkDocs returns the unit pairs linked by their retrieved documents, as
@@ -78,7 +82,7 @@ func linkDocs(units []docUnit) ([]edge, docStats) {
 				continue
 			}
 			for _, y := range ps {
-				if y <= int32(x) || stamp[y] == int32(x) {
+				if y <= int32(x) || stamp[y] == int32(x) || (ux.carried && units[y].carried) {
 					continue
 				}
 				stamp[y] = int32(x)

@@ -30,7 +30,8 @@ type lexUnit struct {
 	terms []string
 	// noEmb is true when at least one of the unit's events has no embedding:
 	// then the unit may be linked lexically.
-	noEmb bool
+	noEmb   bool
+	carried bool // compared in an earlier chunk (stream.go)
 }
 
 type lexStats struct {
@@ -60,6 +61,7 @@ func linkLexical(units []lexUnit, t float64) ([]edge, lexStats) {
 		ids    []int32 // token ids, rarest first
 		units  []int32
 		nonEmb int32 // first unit that may link lexically, or -1
+		fresh  bool  // some unit is not carried
 	}
 	var groups []group
 	byKey := map[string]int{}
@@ -79,6 +81,7 @@ func linkLexical(units []lexUnit, t float64) ([]edge, lexStats) {
 		if u.noEmb && gr.nonEmb < 0 {
 			gr.nonEmb = int32(i)
 		}
+		gr.fresh = gr.fresh || !u.carried
 	}
 	st.Sets = len(groups)
 	for gi := range groups {
@@ -161,7 +164,7 @@ func linkLexical(units []lexUnit, t float64) ([]edge, lexStats) {
 				stamp[y] = x
 				gy := &groups[y]
 				sy := len(gy.ids)
-				if sy < need || (gx.nonEmb < 0 && gy.nonEmb < 0) {
+				if sy < need || (gx.nonEmb < 0 && gy.nonEmb < 0) || (!gx.fresh && !gy.fresh) {
 					continue
 				}
 				st.Candidates++

@@ -40,6 +40,7 @@ type Cluster struct {
 
 	last     time.Time
 	firstIdx int32
+	hist     map[int64]int32 // a streamed gap's events per trend bucket
 }
 
 // QueryCount is one distinct query of a cluster.
@@ -60,6 +61,8 @@ type Report struct {
 	FirstSeenText string    `json:"first_seen_text,omitempty"`
 	LastSeenText  string    `json:"last_seen_text,omitempty"`
 	Clusters      []Cluster `json:"clusters"`
+
+	timeline *timeline // a streamed report's event times; nil for Build's
 }
 
 // ReportOptions echoes the thresholds a report was made with.
@@ -81,28 +84,13 @@ func Build(events []Event, opt Options) (*Report, error) {
 	st.Events = len(events)
 	units := buildUnits(events)
 	st.DistinctQueries = len(units)
-	comps := components(units, &opt, st)
+	comps := components(units, &opt, st, nil)
 	st.Clusters = len(comps)
 	rep.Clusters = make([]Cluster, 0, len(comps))
 	for _, comp := range comps {
 		rep.Clusters = append(rep.Clusters, makeCluster(events, units, comp, &opt))
 	}
-	sort.SliceStable(rep.Clusters, func(i, j int) bool {
-		a, b := &rep.Clusters[i], &rep.Clusters[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		if !a.last.Equal(b.last) {
-			return a.last.After(b.last)
-		}
-		if a.Representative != b.Representative {
-			return a.Representative < b.Representative
-		}
-		return a.firstIdx < b.firstIdx
-	})
-	for i := range rep.Clusters {
-		rep.Clusters[i].Rank = i + 1
-	}
+	rank(rep.Clusters)
 	var first, last time.Time
 	for i := range events {
 		if t := events[i].Time; events[i].HasTime {
@@ -119,6 +107,27 @@ func Build(events []Event, opt Options) (*Report, error) {
 		rep.FirstSeenText, rep.LastSeenText = ReadableTime(first), ReadableTime(last)
 	}
 	return rep, nil
+}
+
+// rank orders clusters by count; ties by most recent event, then by
+// representative, then by first appearance; and numbers them.
+func rank(cs []Cluster) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := &cs[i], &cs[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if !a.last.Equal(b.last) {
+			return a.last.After(b.last)
+		}
+		if a.Representative != b.Representative {
+			return a.Representative < b.Representative
+		}
+		return a.firstIdx < b.firstIdx
+	})
+	for i := range cs {
+		cs[i].Rank = i + 1
+	}
 }
 
 // Filter drops clusters with fewer than minCount events (ranks are kept).
@@ -222,6 +231,14 @@ func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Clust
 		sorted[i] = c.Queries[o]
 	}
 	c.Queries = sorted
+	c.setNames(opt)
+	c.Diagnosis = diagnose(events, idx, c.SourceCounts, &opt.Thresholds)
+	return c
+}
+
+// setNames sets the representative (the first of Queries), the ID and the
+// examples.
+func (c *Cluster) setNames(opt *Options) {
 	c.Representative = c.Queries[0].Query
 	sum := sha256.Sum256([]byte(c.Queries[0].Key))
 	c.ID = hex.EncodeToString(sum[:4])
@@ -232,8 +249,6 @@ func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Clust
 		}
 		c.Examples = append(c.Examples, q.Query)
 	}
-	c.Diagnosis = diagnose(events, idx, c.SourceCounts, &opt.Thresholds)
-	return c
 }
 
 // centrality scores each unit of a component: for a unit with an embedding,
