@@ -7,6 +7,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,12 +75,16 @@ func (f *gapsFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.opt.Cosine, "cosine", f.opt.Cosine, "embedding cosine at or above which two queries share a cluster")
 	fs.Float64Var(&f.opt.Jaccard, "jaccard", f.opt.Jaccard, "term-set Jaccard at or above which two queries share a cluster (when one has no embedding)")
 	fs.Float64Var(&f.opt.Chars, "chars", f.opt.Chars, "character 3-gram Jaccard at or above which two queries share a cluster (when one has no embedding)")
+	fs.Float64Var(&f.opt.Guard, "guard", f.opt.Guard, "two gaps join only if some pair of their most asked wordings has term or character Jaccard at least this (higher: fewer, purer merges)")
 	fs.IntVar(&f.stream.ChunkEvents, "chunk-events", gaps.DefaultChunkEvents, "events held in memory at once; a longer log is clustered chunk by chunk (docs/gaps.md)")
 	fs.IntVar(&f.stream.MaxGaps, "max-gaps", gaps.DefaultMaxGaps, "gaps carried from chunk to chunk; past it the smallest are dropped and counted")
 	fs.Float64Var(&th.Floor, "floor", th.Floor, "the policy's evidence floor, for the diagnosis (and for --judge scores)")
 	fs.Float64Var(&th.Near, "near", th.Near, "how far under the floor still counts as almost_matched")
 	fs.Float64Var(&th.LowConfidence, "low-confidence", th.LowConfidence, "the low-confidence line, for the diagnosis")
 }
+
+// gapsMemoryLimit is the soft heap limit of gaps report and verify.
+const gapsMemoryLimit = 640 << 20
 
 // gapsLoad is what load read and built.
 type gapsLoad struct {
@@ -111,6 +116,12 @@ func (f *gapsFlags) load(cmd string, more []string, stdin io.Reader, stderr io.W
 	s, err := gaps.NewStream(f.opt, f.stream)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The stream's live memory is bounded (docs/gaps.md); the limit makes
+		// the collector hold the heap near it instead of letting garbage
+		// double it. GOMEMLIMIT overrides.
+		debug.SetMemoryLimit(gapsMemoryLimit)
 	}
 	l := &gapsLoad{paths: paths}
 	skipped := 0

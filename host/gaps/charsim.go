@@ -20,13 +20,14 @@ import (
 // charRows rows propose candidates: a pair at Jaccard s shares some band
 // with probability 1-(1-s^2)^12, 0.968 at s = 0.5 and 0.9998 at s = 0.7. Every
 // candidate is verified on its exact gram sets, so a reported link is real;
-// a missed borderline pair is usually joined through a third wording.
+// a missed borderline pair is usually joined through a third wording. On
+// this path only the first wording of each term set is hashed (charUnit).
 const (
 	gramSize        = 3
 	charRows        = 2
 	charBands       = 12
 	charHashes      = charRows * charBands
-	charBucketPeers = 8 // earlier members of a bucket each wording is compared with
+	charBucketPeers = 4 // earlier members of a bucket each wording is compared with
 )
 
 // exactCharsBelow is a variable so that tests can force the MinHash path.
@@ -105,6 +106,11 @@ type charUnit struct {
 	grams   []uint32
 	noEmb   bool
 	carried bool
+	// termKey is the unit's term set joined: on the MinHash path only the
+	// first unit of each term set is hashed (the term path joins the rest to
+	// it, Jaccard 1), which on a log of many wordings per question divides
+	// the work several times over.
+	termKey string
 }
 
 // linkChars returns the unit pairs whose gram sets are similar enough, as
@@ -148,6 +154,19 @@ func linkChars(units []charUnit, t float64) ([]edge, charStats) {
 		}
 		return edges, st
 	}
+	seenTerms := make(map[string]struct{}, len(ids))
+	k := 0
+	for _, u := range ids {
+		if tk := units[u].termKey; tk != "" {
+			if _, ok := seenTerms[tk]; ok {
+				continue
+			}
+			seenTerms[tk] = struct{}{}
+		}
+		ids[k] = u
+		k++
+	}
+	ids = ids[:k]
 	// MinHash: hash k of a set is the minimum of a seeded mix of its grams.
 	var seeds [charHashes]uint64
 	rng := splitmix64(DefaultSeed ^ 0x6368617273) // "chars"

@@ -3,6 +3,7 @@ package gaps
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // Options control clustering and diagnosis. The zero value is not useful:
@@ -16,6 +17,9 @@ type Options struct {
 	// Chars links two queries' character 3-gram sets (charsim.go) when at
 	// least one has no embedding (0.5: docs/gaps.md).
 	Chars float64
+	// Guard: two clusters join only if some pair of their four most asked
+	// wordings has term or character Jaccard at least this (0.5; merge.go).
+	Guard float64
 	// Seed fixes the LSH hyperplanes. Changing it may change which borderline
 	// pairs are found, never whether a reported link is real.
 	Seed uint64
@@ -32,7 +36,7 @@ const DefaultSeed = 0x63747867617465 // "ctxgate"
 
 // DefaultOptions are the documented defaults (docs/gaps.md).
 func DefaultOptions() Options {
-	return Options{Cosine: 0.85, Jaccard: 0.6, Chars: 0.5, Seed: DefaultSeed, MaxExamples: 5, Thresholds: DefaultThresholds()}
+	return Options{Cosine: 0.85, Jaccard: 0.6, Chars: 0.5, Guard: 0.5, Seed: DefaultSeed, MaxExamples: 5, Thresholds: DefaultThresholds()}
 }
 
 func (o *Options) validate() error {
@@ -44,6 +48,9 @@ func (o *Options) validate() error {
 	}
 	if !(o.Chars > 0 && o.Chars <= 1) {
 		return errors.New("chars threshold must be in (0, 1], got " + ftoa(o.Chars))
+	}
+	if !(o.Guard > 0 && o.Guard <= 1) {
+		return errors.New("guard must be in (0, 1], got " + ftoa(o.Guard))
 	}
 	if o.MaxExamples < 0 {
 		return errors.New("max examples must be >= 0")
@@ -204,7 +211,8 @@ func components(units []unit, opt *Options, st *Stats, pre [][2]int32) [][]int32
 	if use.has(kindChars) {
 		cu := make([]charUnit, len(units))
 		for i := range units {
-			cu[i] = charUnit{grams: units[i].grams, noEmb: units[i].noEmb || units[i].emb == nil, carried: units[i].carried}
+			cu[i] = charUnit{grams: units[i].grams, noEmb: units[i].noEmb || units[i].emb == nil, carried: units[i].carried,
+				termKey: strings.Join(units[i].terms, "\x00")}
 		}
 		e, cs := linkChars(cu, opt.Chars)
 		edges = append(edges, e...)
@@ -219,7 +227,7 @@ func components(units []unit, opt *Options, st *Stats, pre [][2]int32) [][]int32
 		edges = append(edges, e...)
 		st.DocCandidates, st.DocLinked = ds.Candidates, ds.Linked
 	}
-	ms := mergeEdges(units, uf, edges, use&(1<<guardBit) != 0)
+	ms := mergeEdges(units, uf, edges, use&(1<<guardBit) != 0, opt.Guard)
 	st.JoinedTerms, st.JoinedChars, st.JoinedDocs, st.Guarded = ms.Joined[kindTerms], ms.Joined[kindChars], ms.Joined[kindDocs], ms.Guarded
 
 	slot := make(map[int32]int, 16)

@@ -10,15 +10,22 @@ import "sort"
 // >= docOverlap) and their wordings share something (term Jaccard >=
 // docTermSupport). The wording condition keeps a document that answers
 // nothing in particular (a catch-all FAQ page every weak query retrieves)
-// from joining unrelated questions; so does skipping a doc id held by more
-// than hubDocUnits(n) units, which also bounds the candidate pairs.
+// from joining unrelated questions.
+//
+// Clusters are connected components, so a doc id need not pair every unit
+// that retrieved it: each unit is compared with the first docPeers units
+// that retrieved each of its doc ids (the most asked wordings come first in
+// a streamed chunk's carried gaps, and first-seen order otherwise). That
+// bounds the work at docPeers comparisons per unit and doc id, however
+// popular the document; a pair that meets only further down a long list is
+// left to the other links.
 const (
 	maxUnitDocs    = 8
 	docOverlap     = 0.5
 	docTermSupport = 0.25
 )
 
-func hubDocUnits(n int) int { return max(64, n/50) }
+const docPeers = 8
 
 // unitDocs picks the maxUnitDocs most frequent doc ids from counts (ties by
 // id) and returns them sorted by id, for overlap.
@@ -69,7 +76,6 @@ func linkDocs(units []docUnit) ([]edge, docStats) {
 			post[d] = append(post[d], int32(i))
 		}
 	}
-	hub := hubDocUnits(len(units))
 	stamp := make([]int32, len(units))
 	for i := range stamp {
 		stamp[i] = -1
@@ -78,11 +84,8 @@ func linkDocs(units []docUnit) ([]edge, docStats) {
 		ux := &units[x]
 		for _, d := range ux.docs {
 			ps := post[d]
-			if len(ps) > hub {
-				continue
-			}
-			for _, y := range ps {
-				if y <= int32(x) || stamp[y] == int32(x) || (ux.carried && units[y].carried) {
+			for _, y := range ps[:min(docPeers, len(ps))] {
+				if y == int32(x) || stamp[y] == int32(x) || (ux.carried && units[y].carried) {
 					continue
 				}
 				stamp[y] = int32(x)
@@ -100,7 +103,11 @@ func linkDocs(units []docUnit) ([]edge, docStats) {
 					continue
 				}
 				st.Linked++
-				edges = append(edges, edge{a: int32(x), b: y, s: float32(j), kind: kindDocs})
+				a, b := int32(x), y
+				if b < a {
+					a, b = b, a
+				}
+				edges = append(edges, edge{a: a, b: b, s: float32(j), kind: kindDocs})
 			}
 		}
 	}

@@ -10,12 +10,10 @@ import "sort"
 // So edges are taken strongest first, and an edge joins two clusters only
 // if their representative wordings agree: some pair among each cluster's
 // repsPerCluster most asked wordings has term or character Jaccard of at
-// least guardSim. Links by embedding cosine are joined unconditionally,
-// as before: the cosine is already a judgment of meaning.
-const (
-	repsPerCluster = 4
-	guardSim       = 0.5
-)
+// least Options.Guard (0.5; higher trades recall for precision: docs/gaps.md
+// has the curve). Links by embedding cosine are joined unconditionally, as
+// before: the cosine is already a judgment of meaning.
+const repsPerCluster = 4
 
 type linkKind uint8
 
@@ -53,7 +51,7 @@ func unitSim(a, b *unit) float64 {
 
 // mergeEdges joins edges into uf, strongest first (ties by unit ids, so the
 // result never depends on the order the paths emitted them).
-func mergeEdges(units []unit, uf *unionFind, edges []edge, guard bool) mergeStats {
+func mergeEdges(units []unit, uf *unionFind, edges []edge, guard bool, guardSim float64) mergeStats {
 	var st mergeStats
 	sort.Slice(edges, func(i, j int) bool {
 		a, b := &edges[i], &edges[j]

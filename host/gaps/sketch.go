@@ -22,11 +22,11 @@ import (
 //     the log's span, as the report's axis does);
 //   - one embedding: the most asked embedded wording's.
 const (
-	keptWordings   = 16
+	keptWordings   = 8
 	linkWordings   = repsPerCluster // wordings a sketch links with in the next chunk
 	keptPolicies   = 32
-	sampleSize     = 64
-	keptDocs       = 16
+	sampleSize     = 48
+	keptDocs       = 8
 	sketchQueryCap = keptWordings
 )
 
@@ -50,9 +50,26 @@ type sketch struct {
 	embedded int // wordings with an embedding, for Path
 	plain    int // wordings with an event without one
 	docs     map[string]int
-	samples  map[string]*reservoir
+	samples  []namedSample // a handful of signals: a slice is lighter than a map
 	best     *reservoir
 	hist     map[int64]int32 // bucket start (Unix seconds) -> events
+}
+
+type namedSample struct {
+	name string
+	r    *reservoir
+}
+
+// sample returns the reservoir of the named signal, making it if need be.
+func (s *sketch) sample(name string) *reservoir {
+	for i := range s.samples {
+		if s.samples[i].name == name {
+			return s.samples[i].r
+		}
+	}
+	r := &reservoir{}
+	s.samples = append(s.samples, namedSample{name, r})
+	return r
 }
 
 // reservoir keeps up to sampleSize values of a stream of them, each value
@@ -131,16 +148,8 @@ func (s *sketch) addEvent(ev *Event, pos int64, bucket int64, timed bool) {
 			s.docs[c.DocID]++
 		}
 	}
-	if s.samples == nil {
-		s.samples = map[string]*reservoir{}
-	}
 	for name, v := range ev.Signals {
-		r := s.samples[name]
-		if r == nil {
-			r = &reservoir{}
-			s.samples[name] = r
-		}
-		r.add(v, uint64(pos)^hashString(name))
+		s.sample(name).add(v, uint64(pos)^hashString(name))
 	}
 	if b, ok := bestScore(ev); ok {
 		if s.best == nil {
@@ -198,15 +207,8 @@ func (s *sketch) merge(o *sketch) {
 		}
 		s.docs[d] += n
 	}
-	for name, r := range o.samples {
-		if s.samples == nil {
-			s.samples = map[string]*reservoir{}
-		}
-		if mine := s.samples[name]; mine != nil {
-			mine.merge(r)
-		} else {
-			s.samples[name] = r
-		}
+	for _, ns := range o.samples {
+		s.sample(ns.name).merge(ns.r)
 	}
 	if s.best == nil {
 		s.best = o.best
@@ -282,8 +284,8 @@ func hashString(s string) uint64 {
 // values are the sketch's samples as the diagnosis reads them.
 func (s *sketch) values() signalValues {
 	sv := signalValues{vals: map[string][]float64{}}
-	for name, r := range s.samples {
-		sv.vals[name] = append([]float64(nil), r.vals...)
+	for _, ns := range s.samples {
+		sv.vals[ns.name] = append([]float64(nil), ns.r.vals...)
 	}
 	if s.best != nil {
 		sv.best = append([]float64(nil), s.best.vals...)

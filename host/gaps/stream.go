@@ -40,11 +40,13 @@ type StreamOptions struct {
 	MaxGaps int
 }
 
-// Defaults: a chunk of 200,000 events without embeddings holds ~260 MB;
-// 50,000 carried gaps link through at most 200,000 wordings.
+// Defaults: a chunk of 100,000 events without embeddings and its units
+// hold some 200 MB; 20,000 carried gaps link through at most 80,000
+// wordings and hold some 100 MB. A log of up to 100,000 events is
+// clustered exactly.
 const (
-	DefaultChunkEvents = 200_000
-	DefaultMaxGaps     = 50_000
+	DefaultChunkEvents = 100_000
+	DefaultMaxGaps     = 20_000
 )
 
 // NewStream starts a streamed report.
