@@ -103,16 +103,24 @@ func linkLexical(units []lexUnit, t float64) ([]edge, lexStats) {
 			df[term]++
 		}
 	}
-	vocab := make([]string, 0, len(df))
-	for term := range df {
-		vocab = append(vocab, term)
+	type termDF struct {
+		term string
+		df   int
 	}
-	sort.Slice(vocab, func(i, j int) bool {
-		if df[vocab[i]] != df[vocab[j]] {
-			return df[vocab[i]] < df[vocab[j]]
+	byDF := make([]termDF, 0, len(df))
+	for term, n := range df {
+		byDF = append(byDF, termDF{term, n})
+	}
+	sort.Slice(byDF, func(i, j int) bool {
+		if byDF[i].df != byDF[j].df {
+			return byDF[i].df < byDF[j].df
 		}
-		return vocab[i] < vocab[j]
+		return byDF[i].term < byDF[j].term
 	})
+	vocab := make([]string, len(byDF))
+	for i, t := range byDF {
+		vocab[i] = t.term
+	}
 	tid := make(map[string]int32, len(vocab))
 	for i, term := range vocab {
 		tid[term] = int32(i)
