@@ -1,9 +1,7 @@
 package gaps
 
 import (
-	"sort"
 	"strings"
-	"unicode"
 )
 
 // Character n-gram similarity sees what term sets miss: inflections the
@@ -39,14 +37,7 @@ var exactCharsBelow = 512
 func wordingGrams(q string) []uint32 {
 	rs := make([]rune, 0, len(q)+2)
 	rs = append(rs, ' ')
-	start := -1
-	lower := []rune(strings.ToLower(q))
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		w := string(lower[start:end])
-		start = -1
+	eachWord(strings.ToLower(q), func(w string) {
 		if stopWords[w] {
 			return
 		}
@@ -54,17 +45,7 @@ func wordingGrams(q string) []uint32 {
 			rs = append(rs, ' ')
 		}
 		rs = append(rs, []rune(w)...)
-	}
-	for i, r := range lower {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		flush(i)
-	}
-	flush(len(lower))
+	})
 	if len(rs) == 1 {
 		return nil // no content word
 	}
@@ -77,15 +58,7 @@ func wordingGrams(q string) []uint32 {
 		}
 		out = append(out, h)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	k := 0
-	for i, h := range out {
-		if i == 0 || h != out[k-1] {
-			out[k] = h
-			k++
-		}
-	}
-	return out[:k]
+	return sortedSet(out)
 }
 
 // jaccardU32 is the Jaccard similarity of two sorted distinct lists.

@@ -221,7 +221,7 @@ func components(units []unit, opt *Options, st *Stats, pre [][2]int32) [][]int32
 	if use.has(kindDocs) {
 		du := make([]docUnit, len(units))
 		for i := range units {
-			du[i] = docUnit{docs: units[i].docs, terms: units[i].terms, carried: units[i].carried}
+			du[i] = docUnit{docs: units[i].docs, terms: units[i].terms, noEmb: units[i].noEmb || units[i].emb == nil, carried: units[i].carried}
 		}
 		e, ds := linkDocs(du)
 		edges = append(edges, e...)

@@ -61,6 +61,7 @@ type docStats struct {
 type docUnit struct {
 	docs    []string // sorted
 	terms   []string
+	noEmb   bool // as on the term path: two embedded queries are the cosine's to judge
 	carried bool
 }
 
@@ -85,7 +86,7 @@ func linkDocs(units []docUnit) ([]edge, docStats) {
 		for _, d := range ux.docs {
 			ps := post[d]
 			for _, y := range ps[:min(docPeers, len(ps))] {
-				if y == int32(x) || stamp[y] == int32(x) || (ux.carried && units[y].carried) {
+				if y == int32(x) || stamp[y] == int32(x) || (ux.carried && units[y].carried) || (!ux.noEmb && !units[y].noEmb) {
 					continue
 				}
 				stamp[y] = int32(x)

@@ -186,21 +186,3 @@ func TestClusteringOnCLINC150(t *testing.T) {
 		t.Errorf("after: precision %.3f recall %.3f; before: %.3f %.3f: recall must rise without precision falling", after.p, after.r, before.p, before.r)
 	}
 }
-
-// checkGoldenFile compares got with path, or rewrites it under -update.
-func checkGoldenFile(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs (run with -update after checking the change):\n%s", path, got)
-	}
-}

@@ -171,8 +171,7 @@ func WriteHTML(w io.Writer, r *Report, events []Event, opt HTMLOptions) error {
 
 	o := &r.Options
 	th := &o.Thresholds
-	p.Method = "Gaps are ranked by how often they were hit. Questions join a gap at embedding cosine ≥ " + ftoa(o.Cosine) +
-		", or term overlap (Jaccard) ≥ " + ftoa(o.Jaccard) + " when a question has no embedding. The diagnosis compares medians over each gap's events with the evidence floor " +
+	p.Method = "Gaps are ranked by how often they were hit. " + o.method() + " The diagnosis compares medians over each gap's events with the evidence floor " +
 		ftoa(th.Floor) + " (near: " + ftoa(th.Near) + ") and the low-confidence line " + ftoa(th.LowConfidence) + ". See docs/gaps.md."
 
 	var buf bytes.Buffer

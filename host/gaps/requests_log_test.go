@@ -3,7 +3,6 @@ package gaps_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,7 +51,7 @@ func TestRequestsLog(t *testing.T) {
 			log = gaps.AppendEventLine(log, ev, at.Add(time.Duration(i)*17*time.Minute), fmt.Sprintf("req-%03d", i), p)
 		}
 	}
-	checkGolden(t, requestsLog, log)
+	gaps.CheckGolden(t, requestsLog, log)
 
 	evs, _, err := gaps.ReadEvents(bytes.NewReader(log), gaps.ReadOptions{})
 	if err != nil {
@@ -66,7 +65,7 @@ func TestRequestsLog(t *testing.T) {
 	if err := gaps.WriteMarkdown(&md, rep); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, strings.TrimSuffix(requestsLog, ".jsonl")+".report.md", md.Bytes())
+	gaps.CheckGolden(t, strings.TrimSuffix(requestsLog, ".jsonl")+".report.md", md.Bytes())
 
 	// What a person would merge, merged.
 	clusterOf := map[string]int{}
@@ -96,23 +95,4 @@ func TestRequestsLog(t *testing.T) {
 		t.Errorf("%d of %d gaps need a look by hand, want at most a third", byHand, len(rep.Clusters))
 	}
 	t.Logf("%d events, %d gaps, %d need a look by hand", len(evs), len(rep.Clusters), byHand)
-}
-
-// checkGolden compares got with the file at path, or rewrites the file under
-// -update (the flag golden_test.go defines for the package's goldens).
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update after checking the change)", path)
-	}
 }

@@ -133,11 +133,7 @@ func (s *sketch) addEvent(ev *Event, pos int64, bucket int64, timed bool) {
 		}
 		s.hist[bucket]++
 	}
-	if ev.Policy.Name != "" {
-		p := ev.Policy.Name
-		if ev.Policy.Version != "" {
-			p += "@" + ev.Policy.Version
-		}
+	if p := policyName(ev.Policy); p != "" {
 		s.addPolicy(p)
 	}
 	for _, c := range ev.TopChunks {

@@ -95,7 +95,7 @@ func (s *Stream) Report() (*Report, error) {
 	if len(s.chunk) > 0 {
 		s.compact()
 	}
-	rep := &Report{Options: ReportOptions{Cosine: s.opt.Cosine, Jaccard: s.opt.Jaccard, Thresholds: s.opt.Thresholds}}
+	rep := &Report{Options: reportOptions(&s.opt)}
 	rep.Stats = s.st
 	rep.Stats.Chunks = s.chunks
 	rep.Stats.Clusters = len(s.sketches)
@@ -241,47 +241,19 @@ func (sk *sketch) cluster(opt *Options) Cluster {
 	if c.Policies == nil {
 		c.Policies = []string{}
 	}
-	// Representative: the most asked kept wording; among equals the most
-	// central by terms; then the alphabetically first.
+	// Representative: as Build's, among the kept wordings, centrality by
+	// terms.
 	units := make([]unit, len(sk.queries))
 	comp := make([]int32, len(sk.queries))
 	for i, q := range sk.queries {
-		units[i] = unit{key: q.key, text: q.text, n: q.n, events: make([]int32, q.n), terms: queryTerms(q.text)}
+		units[i] = unit{key: q.key, text: q.text, n: q.n, terms: queryTerms(q.text)}
 		comp[i] = int32(i)
-	}
-	cent := centrality(units, comp)
-	order := make([]int, len(sk.queries))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool {
-		a, b := &sk.queries[order[i]], &sk.queries[order[j]]
-		if a.n != b.n {
-			return a.n > b.n
-		}
-		if cent[order[i]] != cent[order[j]] {
-			return cent[order[i]] > cent[order[j]]
-		}
-		return a.key < b.key
-	})
-	for _, o := range order {
-		q := &sk.queries[o]
 		c.Queries = append(c.Queries, QueryCount{Query: q.text, Key: q.key, Count: q.n})
 	}
+	c.Queries = sortQueries(c.Queries, centrality(units, comp))
 	c.setNames(opt)
-	switch {
-	case sk.plain == 0:
-		c.Path = "embedding"
-	case sk.embedded == 0:
-		c.Path = "lexical"
-	default:
-		c.Path = "mixed"
-	}
-	if !sk.first.IsZero() {
-		c.FirstSeen = sk.first.UTC().Format(time.RFC3339Nano)
-		c.LastSeen = sk.last.UTC().Format(time.RFC3339Nano)
-		c.FirstSeenText, c.LastSeenText = ReadableTime(sk.first), ReadableTime(sk.last)
-	}
+	c.Path = pathOf(sk.embedded, sk.plain)
+	c.setSpan(sk.first)
 	sv := sk.values()
 	c.Diagnosis = diagnoseValues(&sv, sk.sc, &opt.Thresholds)
 	return c
