@@ -109,6 +109,7 @@ func gapsSection(c *config) (string, []gapsRun, error) {
 		return "", nil, err
 	}
 	defer done()
+	machine, started := bench.ThisMachine(), time.Now()
 	var runs []gapsRun
 	for _, n := range c.gapsEvents {
 		logf("gaps report: %d synthetic events", n)
@@ -120,10 +121,10 @@ func gapsSection(c *config) (string, []gapsRun, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "`go run ./bench/cmd/gapslog -n N | ctxgate gaps report --events - --format json`, as `make bench` runs it "+
-		"(bench/cmd/perf, generated %s on %s cores, load average %s at the start): a synthetic month of gap events "+
+		"(bench/cmd/perf, started %s on %s cores, load average %s at the start): a synthetic month of gap events "+
 		"(a long tail of gaps, the top one 5%% of events, 30%% one-off questions, up to 16 wordings a gap; no embeddings), "+
 		"piped in as they are made. Time and peak RSS are the `ctxgate` process's own (the generator runs beside it on the same cores).\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), strconv.Itoa(bench.ThisMachine().Cores), bench.ThisMachine().Load)
+		started.UTC().Format("2006-01-02 15:04 UTC"), strconv.Itoa(machine.Cores), machine.Load)
 	t := bench.Table{Head: []string{"events", "wall", "CPU", "CPU per event", "peak RSS", "chunks", "gaps kept", "gaps dropped", "top gap"}}
 	for _, r := range runs {
 		t.Add(strconv.Itoa(r.events), r.wall.Round(100*time.Millisecond).String(), r.cpu.Round(100*time.Millisecond).String(),
