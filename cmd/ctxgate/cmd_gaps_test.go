@@ -63,6 +63,8 @@ func TestGapsErrors(t *testing.T) {
 		{[]string{"gaps", "report", "--events", sampleEvents, "--format", "xml"}, exitUsage, "--format must be md, json or html"},
 		{[]string{"gaps", "verify", "--events", sampleEvents, "--retrieval", sampleRetrieval, "--format", "html"}, exitUsage, "--format must be md or json"},
 		{[]string{"gaps", "report", "--events", sampleEvents, "--cosine", "2"}, exitUsage, "cosine threshold must be in (0, 1]"},
+		{[]string{"gaps", "report", "--events", sampleEvents, "--chars", "0"}, exitUsage, "chars threshold must be in (0, 1]"},
+		{[]string{"gaps", "report", "--events", sampleEvents, "--guard", "1.5"}, exitUsage, "guard must be in (0, 1]"},
 		{[]string{"gaps", "report", "--events", filepath.Join(dir, "missing.jsonl")}, exitFail, "no such file"},
 		{[]string{"gaps", "report", "--events", bad}, exitFail, "bad.jsonl: line 2: kind: must be one of"},
 		{[]string{"gaps", "verify", "--events", sampleEvents}, exitUsage, "--retrieval is required"},
