@@ -68,22 +68,30 @@ type rawEvent struct {
 // ReadEvents reads gap events, one JSON object per line. Blank lines are
 // ignored; a line that is a whole decision is read through its gap_event.
 func ReadEvents(r io.Reader, opt ReadOptions) ([]Event, ReadStats, error) {
-	var st ReadStats
 	var out []Event
+	st, err := ScanEvents(r, opt, func(ev Event) { out = append(out, ev) })
+	return out, st, err
+}
+
+// ScanEvents reads gap events as ReadEvents does but hands each to fn
+// instead of keeping them: memory stays bounded by one line whatever the
+// log's length (gaps report streams through it).
+func ScanEvents(r io.Reader, opt ReadOptions, fn func(Event)) (ReadStats, error) {
+	var st ReadStats
 	err := readJSONL(r, opt, &st, func(n int, line []byte) *LineError {
 		ev, gap, lerr := decodeEvent(line, n)
 		if lerr != nil {
 			return lerr
 		}
 		if gap {
-			out = append(out, ev)
+			st.Events++
+			fn(ev)
 		} else {
 			st.NotGaps++
 		}
 		return nil
 	})
-	st.Events = len(out)
-	return out, st, err
+	return st, err
 }
 
 // readJSONL calls decode for each non-blank line and owns what every JSONL

@@ -1,7 +1,8 @@
 package gaps
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -32,14 +33,7 @@ func normQuery(q string) string {
 // lightly stemmed. This is the set the lexical path compares with Jaccard.
 func queryTerms(q string) []string {
 	var terms []string
-	start := -1
-	lower := strings.ToLower(q)
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		w := lower[start:end]
-		start = -1
+	eachWord(strings.ToLower(q), func(w string) {
 		if stopWords[w] {
 			return
 		}
@@ -48,27 +42,35 @@ func queryTerms(q string) []string {
 			return
 		}
 		terms = append(terms, w)
-	}
-	for i, r := range lower {
+	})
+	return sortedSet(terms)
+}
+
+// sortedSet sorts xs and drops repeats, in place.
+func sortedSet[T cmp.Ordered](xs []T) []T {
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+// eachWord calls fn with each run of letters and digits of s, in order:
+// the words both the term and the character paths read.
+func eachWord(s string, fn func(w string)) {
+	start := -1
+	for i, r := range s {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if start < 0 {
 				start = i
 			}
 			continue
 		}
-		flush(i)
-	}
-	flush(len(lower))
-	sort.Strings(terms)
-	// dedupe in place
-	k := 0
-	for i, t := range terms {
-		if i == 0 || t != terms[k-1] {
-			terms[k] = t
-			k++
+		if start >= 0 {
+			fn(s[start:i])
+			start = -1
 		}
 	}
-	return terms[:k]
+	if start >= 0 {
+		fn(s[start:])
+	}
 }
 
 // stem is a light, Porter-step-1 style suffix stripper: plurals, -ing and -ed,
