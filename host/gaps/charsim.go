@@ -33,8 +33,11 @@ const (
 var exactCharsBelow = 512
 
 // wordingGrams returns the sorted distinct 3-gram hashes of q's content
-// words.
+// words; none for a masked question (maskedQuery).
 func wordingGrams(q string) []uint32 {
+	if maskedQuery(q) {
+		return nil
+	}
 	rs := make([]rune, 0, len(q)+2)
 	rs = append(rs, ' ')
 	eachWord(strings.ToLower(q), func(w string) {

@@ -247,6 +247,36 @@ func TestSameQueryAlwaysClusters(t *testing.T) {
 	}
 }
 
+// A masked question (decision_log_mask) is an opaque token: repeats of one
+// token are one gap, built or streamed across chunks, but two tokens never
+// join, not through the shared "masked:" prefix, nor letters they happen to
+// share, nor the (masked) documents their retrieval returned.
+func TestMaskedQueriesOpaque(t *testing.T) {
+	docs := []TopChunk{{ID: "masked:c1c1c1c1c1c1", DocID: "masked:d1d1d1d1d1d1", Score: 0.1},
+		{ID: "masked:c2c2c2c2c2c2", DocID: "masked:d2d2d2d2d2d2", Score: 0.09}}
+	var evs []Event
+	for _, q := range []string{"masked:3kQ2aBc9xYzQ", "masked:Zz81bqQ0rT5w", "masked:3kQ2aBc9xYzQ",
+		"masked:Zz81bqQ0rT5x", "masked:9_-Lm0pQ7rSt", "masked:3kQ2aBc9xYzQ"} {
+		evs = append(evs, Event{Kind: KindRefusalHard, Query: q, TopChunks: docs})
+	}
+	for _, so := range []StreamOptions{{}, {ChunkEvents: 2}} {
+		rep := streamAll(t, evs, so)
+		var got []int
+		for _, c := range rep.Clusters {
+			got = append(got, c.Count)
+		}
+		if len(got) != 4 || got[0] != 3 || rep.Clusters[0].Representative != "masked:3kQ2aBc9xYzQ" {
+			t.Errorf("chunks of %d: gaps of %v events, want [3 1 1 1]", so.ChunkEvents, got)
+		}
+	}
+	for q, want := range map[string]bool{"masked:3kQ2aBc9xYzQ": true, "masked:9_-Lm0pQ7rSt": true,
+		"masked: how do I reset": false, "masked:3kQ2aBc9xYz": false, "masked:3kQ2aBc9x!zQ": false, "3kQ2aBc9xYzQ": false} {
+		if maskedQuery(q) != want {
+			t.Errorf("maskedQuery(%q) = %v", q, !want)
+		}
+	}
+}
+
 // Same input, same bytes; and the partition does not depend on file order.
 func TestDeterministic(t *testing.T) {
 	evs, _ := synthEmbedded(embedSpec{dim: 96, sizes: []int{30, 12, 5, 2}, singletons: 200, memberCos: 0.95, seed: 61})

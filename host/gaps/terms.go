@@ -32,6 +32,9 @@ func normQuery(q string) string {
 // case, split on anything that is not a letter or digit, stop words dropped,
 // lightly stemmed. This is the set the lexical path compares with Jaccard.
 func queryTerms(q string) []string {
+	if maskedQuery(q) {
+		return []string{q}
+	}
 	var terms []string
 	eachWord(strings.ToLower(q), func(w string) {
 		if stopWords[w] {
@@ -44,6 +47,32 @@ func queryTerms(q string) []string {
 		terms = append(terms, w)
 	})
 	return sortedSet(terms)
+}
+
+// maskPrefix and maskTokenLen describe a query the server masked under
+// decision_log_mask (host/server/gaplog_mask.go): "masked:" and 12
+// base64url characters of an HMAC of the question.
+const (
+	maskPrefix   = "masked:"
+	maskTokenLen = 12
+)
+
+// maskedQuery reports whether q is a masked question. Its characters are a
+// keyed hash, not words: it is one opaque term, with no character grams,
+// so that two masked questions never look alike through the shared prefix
+// or a chance run of letters. Repeats of one question still share a token,
+// and so a gap.
+func maskedQuery(q string) bool {
+	tok, ok := strings.CutPrefix(q, maskPrefix)
+	if !ok || len(tok) != maskTokenLen {
+		return false
+	}
+	for _, r := range tok {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // sortedSet sorts xs and drops repeats, in place.
