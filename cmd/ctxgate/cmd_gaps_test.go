@@ -220,6 +220,21 @@ func TestGapsReportManyInputs(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "| 1 | export invoices quickbooks | 9 | 9 |") || !strings.Contains(out, "| 2 | How do I set up SSO with Okta SAML? | 7 |") {
 		t.Errorf("chunked: exit %d, stderr %q\n%s", code, errs, out)
 	}
+	// A torn line inside the second replica's gzip, chunked: skipped and
+	// counted by default, in the report too; --skip-bad=false fails on it.
+	torn := part("torn-b.jsonl.gz", append(append(append([]string{}, lines[13:15]...), `{"kind":"refusal_hard","query":"how do I re`+"\n"), lines[15:26]...), true)
+	code, out, errs = cli(t, "", "gaps", "report", "--format", "json", "--chunk-events", "10", a, torn, c)
+	var rep struct {
+		Notes []string
+		Stats struct{ Events int }
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Stats.Events != len(lines)-1 ||
+		len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "skipped 1 malformed lines in 3 inputs; first: "+torn+": line 3: not JSON") {
+		t.Errorf("torn, chunked: exit %d, stderr %q, %d events, notes %q", code, errs, rep.Stats.Events, rep.Notes)
+	}
+	if code, _, errs := cli(t, "", "gaps", "report", "--skip-bad=false", "--chunk-events", "10", a, torn, c); code != exitFail || !strings.Contains(errs, torn+": line 3: not JSON") {
+		t.Errorf("torn, --skip-bad=false: exit %d, stderr %q", code, errs)
+	}
 	for _, bad := range [][]string{{"--events", "-", "-"}, {"--events", filepath.Join(dir, "none-*")}} {
 		if code, _, errs := cli(t, "", append([]string{"gaps", "report"}, bad...)...); code == exitOK {
 			t.Errorf("%v: exit 0, stderr %q", bad, errs)
