@@ -68,22 +68,15 @@ type Defaults struct {
 // or rerank_scale, and so is a metric without cosine levels when e's
 // policy decides confidence by one.
 func (e *Engine) SetDefaults(d Defaults) error {
-	if d.VectorMetric != "" {
-		m, ok := wire.ParseVectorMetric(string(d.VectorMetric))
-		if !ok {
-			return errorf(CodeBadField, "vector_metric", unknownName(metricNames, string(d.VectorMetric)))
-		}
-		if !hasLevels(m) && e.levelSignal != "" && !e.levelSignalRetrieval {
-			return errorf(CodeBadField, "vector_metric", e.noLevelsMessage(m, false))
-		}
-		d.VectorMetric = m
+	k, err := parseMetric(d.VectorMetric, mCosine)
+	if err != nil {
+		return err
 	}
-	if d.RerankScale != "" {
-		r, ok := wire.ParseRerankScale(string(d.RerankScale))
-		if !ok {
-			return errorf(CodeBadField, "rerank_scale", unknownName(scaleNames, string(d.RerankScale)))
-		}
-		d.RerankScale = r
+	if _, err := parseScale(d.RerankScale, ""); err != nil {
+		return err
+	}
+	if k >= mDot && e.levelSignal != "" && !e.levelSignalRetrieval {
+		return errorf(CodeBadField, "vector_metric", e.noLevelsMessage(k, false))
 	}
 	e.defaults = d
 	return nil
@@ -92,11 +85,61 @@ func (e *Engine) SetDefaults(d Defaults) error {
 // Defaults returns the conventions e applies to requests that state none.
 func (e *Engine) Defaults() Defaults { return e.defaults }
 
-// The names as errors list them.
+// metricKind is a vector metric as the engine works with it: an index into
+// wire.VectorMetrics (compared as an integer: under TinyGo a switch on a
+// string compares strings, and the conversion runs per chunk). The cosine
+// family comes first, then the metrics without levels.
+type metricKind uint8
+
 const (
-	metricNames = "cosine, dot, l2, l2_squared, cosine_distance, negative_dot"
-	scaleNames  = "probability, logit"
+	mCosine metricKind = iota
+	mL2
+	mL2Squared
+	mCosineDistance
+	mDot
+	mNegativeDot
 )
+
+// metricKinds maps wire.VectorMetrics' order to metricKind.
+var metricKinds = [len(wire.VectorMetrics)]metricKind{mCosine, mDot, mL2, mL2Squared, mCosineDistance, mNegativeDot}
+
+// metricNouns name what each kind's values are, for errors.
+var metricNouns = [...]string{mCosine: "a cosine similarity", mL2: "an l2 distance", mL2Squared: "a squared l2 distance",
+	mCosineDistance: "a cosine distance", mDot: "a dot product", mNegativeDot: "a negated dot product"}
+
+// name is k's name on the wire.
+func (k metricKind) name() string {
+	for i, m := range metricKinds {
+		if m == k {
+			return string(wire.VectorMetrics[i])
+		}
+	}
+	return ""
+}
+
+// parseMetric is the kind named m, def for "", or the error naming
+// vector_metric and the values.
+func parseMetric(m VectorMetric, def metricKind) (metricKind, error) {
+	if m == "" {
+		return def, nil
+	}
+	if i := wire.VectorMetricIndex(string(m)); i >= 0 {
+		return metricKinds[i], nil
+	}
+	return 0, errorf(CodeBadField, "vector_metric", unknownName("cosine, dot, l2, l2_squared, cosine_distance, negative_dot", string(m)))
+}
+
+// parseScale is the scale named r, def for "", or the error naming
+// rerank_scale and the values.
+func parseScale(r, def RerankScale) (RerankScale, error) {
+	if r == "" {
+		return def, nil
+	}
+	if r == RerankProbability || r == RerankLogit {
+		return r, nil
+	}
+	return "", errorf(CodeBadField, "rerank_scale", unknownName("probability, logit", string(r)))
+}
 
 // unknownName is the message for a name not among names.
 func unknownName(names, got string) string {
@@ -106,27 +149,18 @@ func unknownName(names, got string) string {
 	return "must be one of " + names + `; got "` + got + `"`
 }
 
-// hasLevels reports whether metric m's similarities are cosines (for
-// unit-length embeddings, which l2 above 2 shows a request's are not).
-func hasLevels(m VectorMetric) bool { return m != MetricDot && m != MetricNegativeDot }
-
-// isDistance reports whether metric m is lower-is-closer.
-func isDistance(m VectorMetric) bool {
-	return m != MetricCosine && m != MetricDot
-}
-
-// similarity is v, measured by metric m, as a similarity (higher is
+// similarity is v, measured by metric k, as a similarity (higher is
 // closer): exact cosines for unit-length embeddings in the cosine family.
 // -0 becomes 0, so a decision never writes "-0".
-func similarity(m VectorMetric, v float64) float64 {
-	switch m {
-	case MetricCosineDistance:
+func similarity(k metricKind, v float64) float64 {
+	switch k {
+	case mCosineDistance:
 		v = 1 - v
-	case MetricL2:
+	case mL2:
 		v = 1 - float64(v*v)/2 // float64(): no fused multiply-add, the same bits everywhere
-	case MetricL2Squared:
+	case mL2Squared:
 		v = 1 - v/2
-	case MetricNegativeDot:
+	case mNegativeDot:
 		v = -v
 	}
 	if v == 0 {
@@ -140,40 +174,28 @@ func similarity(m VectorMetric, v float64) float64 {
 // routinely gives a cosine of 1.0000000002.
 const vectorSlack = 1e-9
 
-// inRange reports whether v is a value metric m can give for unit-length
-// embeddings, or (l2, l2_squared) for any embeddings.
-func inRange(m VectorMetric, v float64) bool {
-	switch m {
-	case MetricCosine:
+// unitBound is the most an l2 (l2_squared) distance between unit-length
+// embeddings can be: 2 (4). Above it a request's embeddings are not unit
+// length.
+func unitBound(k metricKind) float64 {
+	if k == mL2 {
+		return 2
+	}
+	return 4
+}
+
+// inRange reports whether v is a value metric k can give for unit-length
+// embeddings, or (l2, l2_squared: >= 0) for any embeddings.
+func inRange(k metricKind, v float64) bool {
+	switch k {
+	case mCosine:
 		return v >= -1-vectorSlack && v <= 1+vectorSlack
-	case MetricCosineDistance:
+	case mCosineDistance:
 		return v >= -vectorSlack && v <= 2+vectorSlack
-	case MetricL2, MetricL2Squared:
+	case mL2, mL2Squared:
 		return v >= -vectorSlack
 	}
 	return true
-}
-
-// unitBound is the most an l2 (l2_squared) distance between unit-length
-// embeddings can be; above it a request's embeddings are not unit length.
-func unitBound(m VectorMetric) float64 {
-	if m == MetricL2 {
-		return 2 + vectorSlack
-	}
-	return 4 + vectorSlack
-}
-
-// metricNoun names what metric m's values are, for messages.
-func metricNoun(m VectorMetric) string {
-	switch m {
-	case MetricCosineDistance:
-		return "a cosine distance"
-	case MetricL2:
-		return "an l2 distance"
-	case MetricL2Squared:
-		return "a squared l2 distance"
-	}
-	return "a cosine similarity"
 }
 
 // fittingMetric names the metric a value out of the stated metric's range
@@ -195,19 +217,19 @@ func fittingMetric(v float64) string {
 	return "dot"
 }
 
-// formatScore writes a score for a message: the shortest exact form.
-func formatScore(dst []byte, v float64) []byte { return strconv.AppendFloat(dst, v, 'g', -1, 64) }
+// num is a score as a message writes it: its shortest exact decimal.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // scoreScale is one decision's score conventions, resolved (checkScores).
 type scoreScale struct {
-	metric VectorMetric
+	metric metricKind
 	// levels: the similarities are cosines (checkScores).
 	levels bool
 	// unitOver is the first l2 score past unitBound, when one is (it took
-	// the levels away); unitAt names it.
-	unitOver float64
-	unitAt   string
-	scale    RerankScale // "" for the rule by value
+	// the levels away): chunk unitAt of list unitList (-1: chunks).
+	unitOver         float64
+	unitList, unitAt int
+	scale            RerankScale // "" for the rule by value
 }
 
 // checkScores resolves req's score conventions into e.scale and checks
@@ -215,77 +237,40 @@ type scoreScale struct {
 // the metric cannot give is an error, not a silently wrong gate.
 func (e *Engine) checkScores(req *Request) error {
 	sc := &e.scale
-	*sc = scoreScale{metric: req.VectorMetric, scale: req.RerankScale}
-	if sc.metric == "" {
-		sc.metric = e.defaults.VectorMetric
-	}
-	if sc.metric == "" {
-		sc.metric = MetricCosine
-	} else if m, ok := wire.ParseVectorMetric(string(sc.metric)); ok {
-		sc.metric = m
-	} else {
-		return errorf(CodeBadField, "vector_metric", unknownName(metricNames, string(sc.metric)))
-	}
-	if sc.scale == "" {
-		sc.scale = e.defaults.RerankScale
-	} else if r, ok := wire.ParseRerankScale(string(sc.scale)); ok {
-		sc.scale = r
-	} else {
-		return errorf(CodeBadField, "rerank_scale", unknownName(scaleNames, string(sc.scale)))
-	}
-	sc.levels = hasLevels(sc.metric)
-	if err := e.checkList(req.Chunks, "chunks", -1); err != nil {
+	def, _ := parseMetric(e.defaults.VectorMetric, mCosine)
+	k, err := parseMetric(req.VectorMetric, def)
+	if err != nil {
 		return err
 	}
-	for l, list := range req.ResultsPerQuery {
-		if err := e.checkList(list, "results_per_query", l); err != nil {
-			return err
-		}
+	r, err := parseScale(req.RerankScale, e.defaults.RerankScale)
+	if err != nil {
+		return err
 	}
-	if !sc.levels && e.levelSignal != "" {
-		if !e.levelSignalRetrieval || vectorFallback(req) {
-			return errorf(CodeBadField, "vector_metric", e.noLevelsMessage(sc.metric, sc.unitAt != ""))
+	*sc = scoreScale{metric: k, levels: k < mDot, scale: r, unitAt: -1}
+	lists := req.ResultsPerQuery
+	for l := -1; l < len(lists); l++ {
+		list, name := req.Chunks, "chunks"
+		if l >= 0 {
+			list, name = lists[l], jsonread.Idx("results_per_query", l, "")
 		}
-	}
-	return nil
-}
-
-// checkList checks one chunk list's vector and rerank scores (list l of
-// name, or name itself when l < 0) and notes a first l2 score past the
-// unit-length bound.
-func (e *Engine) checkList(list []Chunk, name string, l int) error {
-	sc := &e.scale
-	for i := range list {
-		s := &list[i].Scores
-		if s.HasVector {
-			if !inRange(sc.metric, s.Vector) {
-				b := formatScore(e.msg(), s.Vector)
-				b = append(b, " is not "...)
-				b = append(b, metricNoun(sc.metric)...)
-				b = append(b, "; set vector_metric to "...)
-				b = append(b, fittingMetric(s.Vector)...)
-				return errorf(CodeBadField, chunkPath(name, l, i)+".scores.vector", string(b))
+		for i := range list {
+			s := &list[i].Scores
+			if s.HasVector && !inRange(k, s.Vector) {
+				return errorf(CodeBadField, jsonread.Idx(name, i, ".scores.vector"),
+					num(s.Vector)+" is not "+metricNouns[k]+"; set vector_metric to "+fittingMetric(s.Vector))
 			}
-			if (sc.metric == MetricL2 || sc.metric == MetricL2Squared) && s.Vector > unitBound(sc.metric) && sc.unitAt == "" {
-				sc.levels, sc.unitOver, sc.unitAt = false, s.Vector, chunkPath(name, l, i)
+			if s.HasVector && (k == mL2 || k == mL2Squared) && s.Vector > unitBound(k)+vectorSlack && sc.unitAt < 0 {
+				sc.levels, sc.unitOver, sc.unitList, sc.unitAt = false, s.Vector, l, i
+			}
+			if s.HasRerank && r == RerankProbability && !unit(s.Rerank) {
+				return errorf(CodeBadField, jsonread.Idx(name, i, ".scores.rerank"), num(s.Rerank)+" is not a probability; set rerank_scale to logit")
 			}
 		}
-		if s.HasRerank && sc.scale == RerankProbability && !unit(s.Rerank) {
-			b := formatScore(e.msg(), s.Rerank)
-			b = append(b, " is not a probability; set rerank_scale to logit"...)
-			return errorf(CodeBadField, chunkPath(name, l, i)+".scores.rerank", string(b))
-		}
+	}
+	if !sc.levels && e.levelSignal != "" && (!e.levelSignalRetrieval || vectorFallback(req)) {
+		return errorf(CodeBadField, "vector_metric", e.noLevelsMessage(k, sc.unitAt >= 0))
 	}
 	return nil
-}
-
-// chunkPath is chunk i of list l of name ("chunks[3]",
-// "results_per_query[1][3]"), or of name itself when l < 0.
-func chunkPath(name string, l, i int) string {
-	if l >= 0 {
-		name = jsonread.Idx(name, l, "")
-	}
-	return jsonread.Idx(name, i, "")
 }
 
 // vectorFallback reports whether some chunk of req takes its retrieval
@@ -312,83 +297,87 @@ func vectorFallback(req *Request) bool {
 // one only through a chunk's vector fallback: retrieval set).
 func confidenceLevelSignal(p *Policy) (name string, retrieval bool) {
 	c := &p.Confidence
-	reads := func(s string) bool {
-		if s == SigMaxSimilarity {
-			return true
-		}
-		switch s {
-		case SigTopScore, SigScoreGap, SigScoreSpread, SigConsensus, SigRetrievalConf:
-			return true
-		}
-		return false
-	}
+	terms := c.Terms
 	if c.Signal != "" {
-		if reads(c.Signal) {
-			return c.Signal, c.Signal != SigMaxSimilarity
-		}
-		return "", false
+		terms = []Term{{Signal: c.Signal, Weight: 1}}
 	}
-	for _, t := range c.Terms {
-		if t.Weight != 0 && t.Signal == SigMaxSimilarity {
+	for _, t := range terms {
+		if t.Weight == 0 {
+			continue
+		}
+		switch t.Signal {
+		case SigMaxSimilarity:
 			return t.Signal, false
+		case SigTopScore, SigScoreGap, SigScoreSpread, SigConsensus, SigRetrievalConf:
+			name, retrieval = t.Signal, true
 		}
 	}
-	for _, t := range c.Terms {
-		if t.Weight != 0 && reads(t.Signal) {
-			return t.Signal, true
-		}
-	}
-	return "", false
+	return name, retrieval
 }
 
-// noLevelsMessage says why metric m (or l2 past the unit bound: unitOver)
+// noLevelsMessage says why metric k (or l2 past the unit bound: unitOver)
 // cannot serve e's policy.
-func (e *Engine) noLevelsMessage(m VectorMetric, unitOver bool) string {
-	b := append(e.msg(), m...)
+func (e *Engine) noLevelsMessage(k metricKind, unitOver bool) string {
+	what := k.name() + " scores"
 	if unitOver {
-		b = append(b, " scores above "...)
-		b = formatScore(b, unitBound(m)-vectorSlack)
-		b = append(b, " (embeddings not of unit length)"...)
-	} else {
-		b = append(b, " scores"...)
+		what += " above " + num(unitBound(k)) + " (embeddings not of unit length)"
 	}
-	b = append(b, ` have no cosine levels, and policy "`...)
-	b = append(b, e.ref.Name...)
-	b = append(b, `" decides confidence by `...)
-	b = append(b, e.levelSignal...)
+	where := ""
 	if e.levelSignalRetrieval {
-		b = append(b, ", which reads them where a chunk has no rerank, boosted or rrf score"...)
-	} else {
-		b = append(b, ", which reads them"...)
+		where = " where a chunk has no rerank, boosted or rrf score"
 	}
-	b = append(b, ": give cosine similarities or distances of unit-length embeddings, or use a policy that does not decide by cosine levels"...)
-	return string(b)
+	return what + ` have no cosine levels, and policy "` + e.ref.Name + `" decides confidence by ` + e.levelSignal +
+		", which reads them" + where + ": give cosine similarities or distances of unit-length embeddings, or use a policy that does not decide by cosine levels"
 }
 
 // scoreWarnings adds the decision's warnings about its vector scores:
 // l2 past the unit bound, and a list in retriever order whose scores run
-// the wrong way for the stated metric.
+// the wrong way for the stated metric. Their messages are written in the
+// arena (text): a client that keeps sending distances as cosines gets a
+// warning on every decision, which must allocate no more than any other.
 func (e *Engine) scoreWarnings(req *Request) {
 	sc := &e.scale
-	if sc.unitAt != "" {
-		b := append(e.msg(), sc.metric...)
-		b = append(b, " score "...)
-		b = formatScore(b, sc.unitOver)
-		b = append(b, " at "...)
-		b = append(b, sc.unitAt...)
-		b = append(b, " is above "...)
-		b = formatScore(b, unitBound(sc.metric)-vectorSlack)
-		b = append(b, ", so the embeddings are not unit length: the vector scores order the chunks, but no signal reads them as cosine levels"...)
-		e.a.warn(WarnNotUnitLength, e.done(b))
+	if sc.unitAt >= 0 {
+		e.a.warn(WarnNotUnitLength, e.text(sc.metric.name(), " score ", e.num(sc.unitOver), " at ", e.path(sc.unitList, sc.unitAt),
+			" is above ", e.num(unitBound(sc.metric)), ", so the embeddings are not unit length: the vector scores order the chunks, but no signal reads them as cosine levels"))
 	}
-	if e.runsBackwards(req.Chunks, "chunks", -1) {
-		return
-	}
-	for l, list := range req.ResultsPerQuery {
-		if e.runsBackwards(list, "results_per_query", l) {
+	for l := -1; l < len(req.ResultsPerQuery); l++ {
+		list := req.Chunks
+		if l >= 0 {
+			list = req.ResultsPerQuery[l]
+		}
+		if e.runsBackwards(list, l) {
 			return
 		}
 	}
+}
+
+// text is parts joined, written in the arena's message bytes.
+func (e *Engine) text(parts ...string) string {
+	b := e.msg()
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return e.done(b)
+}
+
+// num is v as num writes it, in the arena's message bytes.
+func (e *Engine) num(v float64) string { return e.done(strconv.AppendFloat(e.msg(), v, 'f', -1, 64)) }
+
+// path names list l (-1: chunks, else results_per_query[l]), or its chunk
+// i when i >= 0, in the arena's message bytes.
+func (e *Engine) path(l, i int) string {
+	b := e.msg()
+	if l < 0 {
+		b = append(b, "chunks"...)
+	} else {
+		b = strconv.AppendInt(append(b, "results_per_query["...), int64(l), 10)
+		b = append(b, ']')
+	}
+	if i >= 0 {
+		b = append(strconv.AppendInt(append(b, '['), int64(i), 10), ']')
+	}
+	return e.done(b)
 }
 
 // runsBackwards warns, and reports true, when a list given in retriever
@@ -400,7 +389,8 @@ func (e *Engine) scoreWarnings(req *Request) {
 // rerank or rrf scores is in the reranker's or the fusion's order, not the
 // vector retriever's, and is not read. Position is never a feature of
 // confidence: this is only a warning.
-func (e *Engine) runsBackwards(list []Chunk, name string, l int) bool {
+func (e *Engine) runsBackwards(list []Chunk, l int) bool {
+	k := e.scale.metric
 	n, rises, falls := 0, 0, 0
 	var first, last, prev float64
 	for i := range list {
@@ -411,7 +401,7 @@ func (e *Engine) runsBackwards(list []Chunk, name string, l int) bool {
 		if !s.HasVector {
 			continue
 		}
-		v := similarity(e.scale.metric, s.Vector)
+		v := similarity(k, s.Vector)
 		if n == 0 {
 			first = s.Vector
 		} else if v > prev {
@@ -422,44 +412,24 @@ func (e *Engine) runsBackwards(list []Chunk, name string, l int) bool {
 		prev, last = v, s.Vector
 		n++
 	}
-	if n < 3 || rises < 2 || rises < 2*falls || !(similarity(e.scale.metric, first) < prev) {
+	if n < 3 || rises < 2 || rises < 2*falls || !(similarity(k, first) < prev) {
 		return false
 	}
-	m := e.scale.metric
-	b := append(e.msg(), "vector scores "...)
-	code, looks, fits := WarnLooksLikeDistances, "distances", "cosine_distance, l2 or l2_squared"
-	if isDistance(m) {
-		code, looks, fits = WarnLooksLikeSimilarities, "similarities", "cosine"
-		b = append(b, "fall"...)
-		if m == MetricNegativeDot || first > 1 || first < -1 || last > 1 || last < -1 {
+	// The stated metric is a similarity (cosine, dot) and the scores rise,
+	// or a distance and they fall.
+	code, runs, looks, fits := WarnLooksLikeDistances, "rise", "distances", "cosine_distance, l2 or l2_squared"
+	switch {
+	case k != mCosine && k != mDot:
+		code, runs, looks, fits = WarnLooksLikeSimilarities, "fall", "similarities", "cosine"
+		if k == mNegativeDot || first > 1 || first < -1 || last > 1 || last < -1 {
 			fits = "dot"
 		}
-	} else {
-		b = append(b, "rise"...)
-		if first <= 0 && last <= 0 {
-			fits = "negative_dot"
-		} else if m == MetricDot && (first > 2 || last > 2) {
-			fits = "l2_squared or l2"
-		}
+	case first <= 0 && last <= 0:
+		fits = "negative_dot"
+	case k == mDot && (first > 2 || last > 2):
+		fits = "l2_squared or l2"
 	}
-	b = append(b, " down "...)
-	if l >= 0 {
-		b = append(b, jsonread.Idx(name, l, "")...)
-	} else {
-		b = append(b, name...)
-	}
-	b = append(b, " ("...)
-	b = formatScore(b, first)
-	b = append(b, " first, "...)
-	b = formatScore(b, last)
-	b = append(b, " last), as "...)
-	b = append(b, looks...)
-	b = append(b, " do in retriever order, but vector_metric is "...)
-	b = append(b, m...)
-	b = append(b, ": if they are "...)
-	b = append(b, looks...)
-	b = append(b, ", set vector_metric to "...)
-	b = append(b, fits...)
-	e.a.warn(code, e.done(b))
+	e.a.warn(code, e.text("vector scores ", runs, " down ", e.path(l, -1), " (", e.num(first), " first, ", e.num(last), " last), as ", looks,
+		" do in retriever order, but vector_metric is ", k.name(), ": if they are ", looks, ", set vector_metric to ", fits))
 	return true
 }

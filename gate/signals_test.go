@@ -133,7 +133,7 @@ func TestMaxSimilarityGate(t *testing.T) {
 }
 
 // cosineScale is the score conventions of a request that states none.
-var cosineScale = scoreScale{metric: MetricCosine, levels: true}
+var cosineScale = scoreScale{metric: mCosine, levels: true}
 
 // Multi-query merge.
 func TestMergeResults(t *testing.T) {

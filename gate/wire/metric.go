@@ -34,12 +34,21 @@ var RerankScales = [...]RerankScale{RerankProbability, RerankLogit}
 // ParseVectorMetric returns the metric named s, as the constant (so a
 // decoder keeps no string of the request's), or false.
 func ParseVectorMetric(s string) (VectorMetric, bool) {
-	for _, m := range VectorMetrics {
-		if string(m) == s {
-			return m, true
-		}
+	if i := VectorMetricIndex(s); i >= 0 {
+		return VectorMetrics[i], true
 	}
 	return "", false
+}
+
+// VectorMetricIndex is the index in VectorMetrics of the metric named s,
+// or -1.
+func VectorMetricIndex(s string) int {
+	for i, m := range VectorMetrics {
+		if string(m) == s {
+			return i
+		}
+	}
+	return -1
 }
 
 // ParseRerankScale returns the scale named s, as the constant, or false.

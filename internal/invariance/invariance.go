@@ -136,9 +136,10 @@ func restateList(out []byte, list *jsonx.Value, metric string) []byte {
 	return append(out, ']')
 }
 
-// HasVector reports whether the request req has a vector score (whose
-// conventions matter) given as a cosine similarity.
-func HasVector(req []byte) bool {
+// Restatable reports whether the request req has vector scores (whose
+// conventions matter) and all are cosine similarities: it states no
+// other vector_metric and every vector score is in [-1, 1].
+func Restatable(req []byte) bool {
 	v, err := jsonx.Parse(req, 64)
 	if m := v.Get("vector_metric"); err != nil || v.Kind() != jsonx.Object || (!m.IsNull() && m.Str() != "cosine") {
 		return false
@@ -147,14 +148,18 @@ func HasVector(req []byte) bool {
 	for l := 0; l < v.Get("results_per_query").Len(); l++ {
 		lists = append(lists, v.Get("results_per_query").Index(l))
 	}
+	any := false
 	for _, list := range lists {
 		for i := 0; i < list.Len(); i++ {
-			if list.Index(i).Get("scores").Get("vector").Kind() == jsonx.Number {
-				return true
+			if x := list.Index(i).Get("scores").Get("vector"); x.Kind() == jsonx.Number {
+				if f := x.Float(); f < -1 || f > 1 {
+					return false
+				}
+				any = true
 			}
 		}
 	}
-	return false
+	return any
 }
 
 // Same reports how two decisions (or error JSONs) of one request in two

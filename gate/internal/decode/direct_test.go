@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/internal/hostile"
 )
 
@@ -170,8 +171,12 @@ func TestDecodeDirectTakesValidRequests(t *testing.T) {
 	}
 	for name, b := range inputs {
 		var ps jsonx.Parser
-		if _, err := decodeRequestTree(&ps, append([]byte(nil), b...), nil, false); err != nil {
+		req, err := decodeRequestTree(&ps, append([]byte(nil), b...), nil, false)
+		if err != nil {
 			continue // a golden error case
+		}
+		if _, ok := wire.ParseVectorMetric(string(req.VectorMetric)); !ok && req.VectorMetric != "" {
+			continue // an unknown name: the direct decoder leaves it to the tree decoder, the engine refuses it
 		}
 		if !checkDirect(t, b, nil, &m) {
 			t.Errorf("%s: valid, but the direct decoder gave up", name)
