@@ -74,6 +74,13 @@ export function startServe(args = [], { timeoutMs = 30000 } = {}) {
   });
 }
 
+/** A golden decision as the typed API gives it: warnings [] when the JSON has none. */
+export function typedDecision(bytes) {
+  const d = JSON.parse(text(bytes));
+  if (!d.error) d.warnings ??= [];
+  return d;
+}
+
 /**
  * chunkCases: the golden cases given as `chunks` (a framework retrieves a
  * list) that decide (not the golden errors), each with its parsed request,
@@ -83,7 +90,7 @@ export function startServe(args = [], { timeoutMs = 30000 } = {}) {
 export const chunkCases = cases
   .map((c) => {
     const { query, chunks, ...extra } = JSON.parse(text(c.request));
-    return { ...c, query, chunks, extra, decision: JSON.parse(text(c.want)) };
+    return { ...c, query, chunks, extra, decision: typedDecision(c.want) };
   })
   .filter((c) => Array.isArray(c.chunks) && !c.decision.error);
 
