@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/ctxgate/ctxgate/gate/internal/jsonread"
@@ -151,13 +152,17 @@ func unknownName(names, got string) string {
 
 // similarity is v, measured by metric k, as a similarity (higher is
 // closer): exact cosines for unit-length embeddings in the cosine family.
-// -0 becomes 0, so a decision never writes "-0".
+// -0 becomes 0, so a decision never writes "-0", and the result is always
+// finite (the input is).
 func similarity(k metricKind, v float64) float64 {
 	switch k {
 	case mCosineDistance:
 		v = 1 - v
 	case mL2:
 		v = 1 - float64(v*v)/2 // float64(): no fused multiply-add, the same bits everywhere
+		if v < -math.MaxFloat64 {
+			v = -math.MaxFloat64 // d past 1.3e154: d² overflows, and no signal may read -Inf
+		}
 	case mL2Squared:
 		v = 1 - v/2
 	case mNegativeDot:

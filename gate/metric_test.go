@@ -24,6 +24,7 @@ func TestSimilarity(t *testing.T) {
 		{MetricL2, 0, 1}, {MetricL2, 1, 0.5}, {MetricL2, 2, -1}, {MetricL2, 3, -3.5},
 		{MetricL2Squared, 0.5, 0.75}, {MetricL2Squared, 4, -1}, {MetricL2Squared, 2, 0},
 		{MetricDot, 101.9, 101.9}, {MetricDot, -3, -3},
+		{MetricL2, 1e200, -math.MaxFloat64}, {MetricL2Squared, math.MaxFloat64, 1 - math.MaxFloat64/2},
 		{MetricNegativeDot, -95.5, 95.5}, {MetricNegativeDot, 0.25, -0.25},
 	} {
 		if got := similarity(kindOf(t, c.m), c.v); got != c.want {
