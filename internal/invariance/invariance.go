@@ -99,41 +99,36 @@ func restateList(out []byte, list *jsonx.Value, metric string) []byte {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		c := list.Index(i)
-		if c.Kind() != jsonx.Object {
-			out = jsonx.AppendValue(out, c)
-			continue
-		}
-		out = append(out, '{')
-		for j := 0; j < c.Len(); j++ {
-			if j > 0 {
-				out = append(out, ',')
+		out = appendObject(out, list.Index(i), func(out []byte, key string, s *jsonx.Value) []byte {
+			if key != "scores" {
+				return jsonx.AppendValue(out, s)
 			}
-			out = jsonx.AppendString(out, c.Key(j))
-			out = append(out, ':')
-			s := c.Member(j)
-			if c.Key(j) != "scores" || s.Kind() != jsonx.Object {
-				out = jsonx.AppendValue(out, s)
-				continue
-			}
-			out = append(out, '{')
-			for k := 0; k < s.Len(); k++ {
-				if k > 0 {
-					out = append(out, ',')
+			return appendObject(out, s, func(out []byte, key string, x *jsonx.Value) []byte {
+				if key == "vector" && x.Kind() == jsonx.Number {
+					return strconv.AppendFloat(out, Convert(x.Float(), metric), 'g', -1, 64)
 				}
-				out = jsonx.AppendString(out, s.Key(k))
-				out = append(out, ':')
-				if x := s.Member(k); s.Key(k) == "vector" && x.Kind() == jsonx.Number {
-					out = strconv.AppendFloat(out, Convert(x.Float(), metric), 'g', -1, 64)
-				} else {
-					out = jsonx.AppendValue(out, x)
-				}
-			}
-			out = append(out, '}')
-		}
-		out = append(out, '}')
+				return jsonx.AppendValue(out, x)
+			})
+		})
 	}
 	return append(out, ']')
+}
+
+// appendObject writes v, an object whose members member writes (after
+// the key), or any other value as it is.
+func appendObject(out []byte, v *jsonx.Value, member func(out []byte, key string, m *jsonx.Value) []byte) []byte {
+	if v.Kind() != jsonx.Object {
+		return jsonx.AppendValue(out, v)
+	}
+	out = append(out, '{')
+	for i := 0; i < v.Len(); i++ {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = jsonx.AppendString(out, v.Key(i))
+		out = member(append(out, ':'), v.Key(i), v.Member(i))
+	}
+	return append(out, '}')
 }
 
 // Restatable reports whether the request req has vector scores (whose

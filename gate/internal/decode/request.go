@@ -180,25 +180,30 @@ func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool)
 
 	// vector_metric and rerank_scale: any string here; the engine checks the
 	// name (a Go caller's Request is checked there too, with the same error).
-	if s, ok, err := top.Str("vector_metric", false); err != nil {
+	m, err := name(top, "vector_metric", func(s string) (string, bool) { m, ok := wire.ParseVectorMetric(s); return string(m), ok })
+	if err != nil {
 		return nil, err
-	} else if ok {
-		m, known := wire.ParseVectorMetric(s)
-		if !known {
-			m = wire.VectorMetric(strings.Clone(s))
-		}
-		req.VectorMetric = m
 	}
-	if s, ok, err := top.Str("rerank_scale", false); err != nil {
+	r, err := name(top, "rerank_scale", func(s string) (string, bool) { r, ok := wire.ParseRerankScale(s); return string(r), ok })
+	if err != nil {
 		return nil, err
-	} else if ok {
-		r, known := wire.ParseRerankScale(s)
-		if !known {
-			r = wire.RerankScale(strings.Clone(s))
-		}
-		req.RerankScale = r
 	}
+	req.VectorMetric, req.RerankScale = wire.VectorMetric(m), wire.RerankScale(r)
 	return req, nil
+}
+
+// name reads the optional string member key: the constant parse gives
+// for a name the gate knows (no string of the request's is kept), else a
+// copy of the string, for the engine to refuse.
+func name(o jsonread.Obj, key string, parse func(string) (string, bool)) (string, *Error) {
+	s, ok, err := o.Str(key, false)
+	if err != nil || !ok {
+		return "", err
+	}
+	if c, known := parse(s); known {
+		return c, nil
+	}
+	return strings.Clone(s), nil
 }
 
 // valueBudget is the most JSON values a request may hold: one per 8
