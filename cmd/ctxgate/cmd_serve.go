@@ -39,6 +39,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, never older than the highest signed version loaded either: --state-dir)")
 	fs.StringVar(&fc.StateDir, "state-dir", "", "with --trust, keep the highest signed policy version loaded in `DIR` and refuse older ones after a restart (default: the policy file's directory)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
+	fs.StringVar(&fc.VectorMetric, "vector-metric", "", vectorMetricHelp+" (config: vector_metric)")
+	fs.StringVar(&fc.RerankScale, "rerank-scale", "", rerankScaleHelp+" (config: rerank_scale)")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
 	interrupt := fs.String("interrupt", "auto", "can a gate deadline stop a running call: `auto` (a --wasm module yes, the bundled ones run without wazero's termination checks, 4-8x faster), always, never (docs/performance.md)")
 	wasm := fs.String("wasm", "", "run this module `FILE` instead of an embedded one")
@@ -169,6 +171,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"min-version":           func() { cfg.MinVersion = f.MinVersion },
 		"state-dir":             func() { cfg.StateDir = f.StateDir },
 		"module":                func() { cfg.Module = f.Module },
+		"vector-metric":         func() { cfg.VectorMetric = f.VectorMetric },
+		"rerank-scale":          func() { cfg.RerankScale = f.RerankScale },
 		"pool-size":             func() { cfg.PoolSize = f.PoolSize },
 		"upstream":              func() { cfg.Upstream = f.Upstream },
 		"fail-open":             func() { cfg.FailOpen = f.FailOpen },
