@@ -75,7 +75,7 @@ func (f *gapsFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.opt.Cosine, "cosine", f.opt.Cosine, "embedding cosine at or above which two queries share a cluster")
 	fs.Float64Var(&f.opt.Jaccard, "jaccard", f.opt.Jaccard, "term-set Jaccard at or above which two queries share a cluster (when one has no embedding)")
 	fs.Float64Var(&f.opt.Chars, "chars", f.opt.Chars, "character 3-gram Jaccard at or above which two queries share a cluster (when one has no embedding)")
-	fs.Float64Var(&f.opt.Guard, "guard", f.opt.Guard, "two gaps join only if some pair of their most asked wordings has term or character Jaccard at least this (higher: fewer, purer merges)")
+	fs.Float64Var(&f.opt.Guard, "guard", f.opt.Guard, "two gaps join only if every pair of their most asked wordings has term or character Jaccard, plus 0.15 for shared retrieved documents, at least this (higher: fewer, purer merges)")
 	fs.IntVar(&f.stream.ChunkEvents, "chunk-events", gaps.DefaultChunkEvents, "events held in memory at once; a longer log is clustered chunk by chunk (docs/gaps.md)")
 	fs.IntVar(&f.stream.MaxGaps, "max-gaps", gaps.DefaultMaxGaps, "gaps carried from chunk to chunk; past it the smallest are dropped and counted")
 	fs.Float64Var(&th.Floor, "floor", th.Floor, "the policy's evidence floor, for the diagnosis (and for --judge scores)")

@@ -17,8 +17,10 @@ type Options struct {
 	// Chars links two queries' character 3-gram sets (charsim.go) when at
 	// least one has no embedding (0.5: docs/gaps.md).
 	Chars float64
-	// Guard: two clusters join only if some pair of their four most asked
-	// wordings has term or character Jaccard at least this (0.5; merge.go).
+	// Guard: two clusters join only if every pair of their four most asked
+	// wordings has a similarity at least this: the better of term and
+	// character Jaccard, plus 0.15 times the share of retrieved documents
+	// they share (0.4; merge.go).
 	Guard float64
 	// Seed fixes the LSH hyperplanes. Changing it may change which borderline
 	// pairs are found, never whether a reported link is real.
@@ -36,7 +38,7 @@ const DefaultSeed = 0x63747867617465 // "ctxgate"
 
 // DefaultOptions are the documented defaults (docs/gaps.md).
 func DefaultOptions() Options {
-	return Options{Cosine: 0.85, Jaccard: 0.6, Chars: 0.5, Guard: 0.5, Seed: DefaultSeed, MaxExamples: 5, Thresholds: DefaultThresholds()}
+	return Options{Cosine: 0.85, Jaccard: 0.6, Chars: 0.5, Guard: 0.4, Seed: DefaultSeed, MaxExamples: 5, Thresholds: DefaultThresholds()}
 }
 
 func (o *Options) validate() error {

@@ -8,11 +8,14 @@ import "sort"
 // "delivery fee", which links "fee refund", until one gap holds questions a
 // person would never group (measured on a public intent set: docs/gaps.md).
 // So edges are taken strongest first, and an edge joins two clusters only
-// if their representative wordings agree: some pair among each cluster's
-// repsPerCluster most asked wordings has term or character Jaccard of at
-// least Options.Guard (0.5; higher trades recall for precision: docs/gaps.md
-// has the curve). Links by embedding cosine are joined unconditionally, as
-// before: the cosine is already a judgment of meaning.
+// if their cores agree throughout: every pair of a wording among one
+// cluster's repsPerCluster most asked and one among the other's must have
+// a similarity (unitSim) of at least Options.Guard. That is complete
+// linkage over each cluster's core wordings: a chain's far ends, which share
+// nothing, cannot both be in one core beside a new wording; checking only
+// some pair (single linkage on the cores) lets a chain through wherever one
+// pair of wordings bridges two topics. Links by embedding cosine are joined
+// unconditionally: the cosine is already a judgment of meaning.
 const repsPerCluster = 4
 
 type linkKind uint8
@@ -44,24 +47,46 @@ type mergeStats struct {
 	Guarded int               // edges refused by the guard
 }
 
-// unitSim is the wording similarity the guard reads.
+// docBonus weighs the documents two wordings' retrieval shared in the
+// guard's similarity: wording alone at the guard, or wording a little under
+// it where retrieval agrees, two kinds of evidence for one gap.
+const docBonus = 0.15
+
+// unitSim is the similarity the guard reads: the better of term and
+// character Jaccard, plus docBonus times the share of the smaller doc set
+// the other holds (0 when either has none). It ranges over [0, 1.15].
 func unitSim(a, b *unit) float64 {
-	return max(jaccard(a.terms, b.terms), jaccardU32(a.grams, b.grams))
+	s := max(jaccard(a.terms, b.terms), jaccardU32(a.grams, b.grams))
+	if n := min(len(a.docs), len(b.docs)); n > 0 {
+		s += docBonus * float64(overlap(a.docs, b.docs)) / float64(n)
+	}
+	return s
 }
 
-// mergeEdges joins edges into uf, strongest first (ties by unit ids, so the
-// result never depends on the order the paths emitted them).
+// mergeEdges joins edges into uf, strongest first. Ties, among edges and
+// among a cluster's most asked wordings, go by the wordings' normalised text,
+// not by unit ids, which follow the order events came in: the guard reads
+// the cores, so the clusters would otherwise depend on that order.
 func mergeEdges(units []unit, uf *unionFind, edges []edge, guard bool, guardSim float64) mergeStats {
 	var st mergeStats
+	ends := func(e *edge) (string, string) {
+		x, y := units[e.a].key, units[e.b].key
+		if y < x {
+			x, y = y, x
+		}
+		return x, y
+	}
 	sort.Slice(edges, func(i, j int) bool {
 		a, b := &edges[i], &edges[j]
 		if a.s != b.s {
 			return a.s > b.s
 		}
-		if a.a != b.a {
-			return a.a < b.a
+		a1, a2 := ends(a)
+		b1, b2 := ends(b)
+		if a1 != b1 {
+			return a1 < b1
 		}
-		return a.b < b.b
+		return a2 < b2
 	})
 	// reps[root] lists the component's most asked units, most asked first.
 	reps := make([][]int32, len(units))
@@ -69,7 +94,7 @@ func mergeEdges(units []unit, uf *unionFind, edges []edge, guard bool, guardSim 
 		if units[x].n != units[y].n {
 			return units[x].n > units[y].n
 		}
-		return x < y
+		return units[x].key < units[y].key
 	}
 	add := func(list []int32, u int32) []int32 {
 		i := sort.Search(len(list), func(i int) bool { return better(u, list[i]) })
@@ -93,12 +118,12 @@ func mergeEdges(units []unit, uf *unionFind, edges []edge, guard bool, guardSim 
 	agree := func(ra, rb int32) bool {
 		for _, x := range reps[ra] {
 			for _, y := range reps[rb] {
-				if unitSim(&units[x], &units[y]) >= guardSim-1e-9 {
-					return true
+				if unitSim(&units[x], &units[y]) < guardSim-1e-9 {
+					return false
 				}
 			}
 		}
-		return false
+		return true
 	}
 	for _, e := range edges {
 		ra, rb := uf.find(e.a), uf.find(e.b)

@@ -123,7 +123,7 @@ func reportOptions(o *Options) ReportOptions {
 func (o *ReportOptions) method() string {
 	return "Questions join a gap at embedding cosine >= " + ftoa(o.Cosine) + "; when one has no embedding, at term Jaccard >= " +
 		ftoa(o.Jaccard) + ", character-trigram Jaccard >= " + ftoa(o.Chars) +
-		", or when their retrieval returned the same documents and their terms overlap; two groups join only if their most asked wordings agree (Jaccard >= " +
+		", or when their retrieval returned the same documents and their terms overlap; two groups join only if every pair of their most asked wordings agrees (Jaccard, plus " + ftoa(docBonus) + " for shared documents, >= " +
 		ftoa(o.Guard) + ")."
 }
 

@@ -116,7 +116,9 @@ func inflect(r *rand.Rand, w string) string {
 // syntheticWord returns distinct pronounceable words, different in their
 // letters and not only in one of them: the character path rightly joins
 // "fax" and "cax" (a typo's distance), so synthetic topics must not be
-// spelled that close.
+// spelled that close. Words are letters only and end in "r", so that the
+// stemmer undoes the inflections synthLexical adds ("-s", "-ing"), as it
+// does for real words; a digit would make it leave them alone.
 func syntheticWord(i int) string {
 	const cons, vows = "bcdfghjklmnpqrstvwz", "aeiou"
 	h := splitmix64(uint64(i) * 0x9e3779b97f4a7c15)
@@ -126,7 +128,13 @@ func syntheticWord(i int) string {
 		b = append(b, cons[x%19], vows[(x/19)%5])
 		x /= 19 * 5
 	}
-	return string(b) + strconv.Itoa(i) // the index keeps words distinct
+	for n := i; ; n /= 19 * 5 { // the index keeps words distinct
+		b = append(b, cons[n%19], vows[(n/19)%5])
+		if n < 19*5 {
+			break
+		}
+	}
+	return string(b) + "r"
 }
 
 // synthLexical makes events without embeddings: sizes[k] events on topic k,
