@@ -1,0 +1,148 @@
+package otlptest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/ctxgate/ctxgate/host/server"
+)
+
+// The cost of tracing per request: the server's handler over the native
+// core (what the server adds to a decision, as BenchmarkHandlerNative in
+// host/server), without tracing and with it, exporting in batches over
+// OTLP to the Collector's receiver in a process of its own
+// (remote_test.go). The time includes the export of every span (ForceFlush
+// before the timer stops) and, on these two shared cores, the receiver's
+// decoding competing for the CPU; the allocations are the server's alone.
+// "sdk" creates and batches the spans and exports them nowhere (the SDK's
+// own cost, without OTLP). spans/op is what the collector received.
+//
+//	go test ./internal/otlptest -run - -bench Traced   (in internal/otlptest: go test -run - -bench Traced)
+
+// callerTraceparent puts every benchmarked request in a caller's sampled
+// trace, as an instrumented application sends it.
+const callerTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+func BenchmarkGateTraced(b *testing.B) {
+	col := startRemoteCollector(b)
+	req, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, protocol := range []string{"off", "sdk", "grpc", "http/protobuf"} {
+		b.Run(protocol, func(b *testing.B) {
+			col.reset(b)
+			tp := benchProvider(b, protocol, col)
+			h := benchServer(b, server.Options{Native: true}, tp).Handler()
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest(http.MethodPost, "/v1/gate", bytes.NewReader(req))
+				r.Header.Set("Traceparent", callerTraceparent)
+				h.ServeHTTP(w, r)
+				if w.Code != 200 {
+					b.Fatal(w.Code, w.Body.String())
+				}
+			}
+			flush(b, tp, col)
+		})
+	}
+}
+
+// BenchmarkGatewayTraced: one gated chat request through the handler to a
+// local upstream over loopback (two spans with tracing on: the gate's and
+// the upstream call's).
+func BenchmarkGatewayTraced(b *testing.B) {
+	col := startRemoteCollector(b)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"chatcmpl-b","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini-2024-07-18",`+
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"Open Settings, then Security [S1]."},"finish_reason":"stop"}],`+
+			`"usage":{"prompt_tokens":812,"completion_tokens":17,"total_tokens":829}}`)
+	}))
+	b.Cleanup(up.Close)
+	body := chatBody(b)
+	for _, protocol := range []string{"off", "grpc"} {
+		b.Run(protocol, func(b *testing.B) {
+			col.reset(b)
+			tp := benchProvider(b, protocol, col)
+			h := benchServer(b, server.Options{Native: true, Upstream: up.URL}, tp).Handler()
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+				r.Header.Set("Traceparent", callerTraceparent)
+				h.ServeHTTP(w, r)
+				if w.Code != 200 {
+					b.Fatal(w.Code, w.Body.String())
+				}
+			}
+			flush(b, tp, col)
+		})
+	}
+}
+
+// benchProvider is nil for "off", else a batching provider exporting to
+// col over protocol, sampling everything its callers sample.
+func benchProvider(b *testing.B, protocol string, col *remoteCollector) *sdktrace.TracerProvider {
+	b.Helper()
+	var exp sdktrace.SpanExporter
+	var err error
+	switch protocol {
+	case "off":
+		return nil
+	case "sdk":
+		exp = tracetest.NewNoopExporter()
+	case "grpc":
+		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpointURL("http://"+col.grpc))
+	default:
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL("http://"+col.http+"/v1/traces"))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	b.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return tp
+}
+
+func benchServer(b *testing.B, opts server.Options, tp *sdktrace.TracerProvider) *server.Server {
+	b.Helper()
+	opts.ReloadPoll = -1
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if tp != nil {
+		opts.TracerProvider = tp
+	}
+	s, err := server.New(context.Background(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Shutdown(context.Background()) })
+	return s
+}
+
+// flush exports what is still queued, inside the timed loop's cost, and
+// reports the spans the collector received per request.
+func flush(b *testing.B, tp *sdktrace.TracerProvider, col *remoteCollector) {
+	if tp == nil {
+		return
+	}
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(col.spanCount(b))/float64(b.N), "spans/op")
+}
