@@ -154,6 +154,10 @@ func spanMethod(m string) string {
 func (t *tracing) endRequest(rec *recorder, r *http.Request, status int, aborted bool) {
 	rs := rec.traced
 	span := rs.span
+	if !span.IsRecording() { // sampled out: nothing to say
+		span.End()
+		return
+	}
 	if rec.route != rs.route { // a gated endpoint reached by another spelling, a pass-through
 		span.SetName(t.spanName(spanMethod(r.Method), rec.route))
 	}
