@@ -26,6 +26,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ctxgate/ctxgate/internal/otlptest/chatbody"
 )
 
 // TestGatewayTraceInCollector is issue 27's "done when": one gateway
@@ -45,13 +47,13 @@ func TestGatewayTraceInCollector(t *testing.T) {
 		args     []string
 		env      []string
 	}{
-		{protocol: "grpc", args: []string{"--tracing", "--tracing-protocol", "grpc", "--tracing-endpoint", "http://" + col.grpc}},
+		{protocol: "grpc", args: []string{"--tracing", "--tracing-protocol", "grpc", "--tracing-endpoint", "http://" + col.GRPC}},
 		{protocol: "http/protobuf", env: []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-			"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + col.http, "OTEL_SERVICE_NAME=ctxgate-eu", "OTEL_RESOURCE_ATTRIBUTES=k8s.pod.name=ctxgate-0"}},
+			"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + col.HTTP, "OTEL_SERVICE_NAME=ctxgate-eu", "OTEL_RESOURCE_ATTRIBUTES=k8s.pod.name=ctxgate-0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.protocol, func(t *testing.T) {
-			col.sink.Reset()
+			col.Sink.Reset()
 			srv := startServe(t, bin, up.URL, tc.args, tc.env)
 
 			// The caller: an application span, exported to the same
@@ -76,8 +78,8 @@ func TestGatewayTraceInCollector(t *testing.T) {
 			}
 			caller.Shutdown(context.Background())
 
-			spans := col.waitSpans(t, 3)
-			app, gate, call := spans["answer question"], spans["POST /v1/chat/completions"], spans["chat gpt-4o-mini"]
+			spans := waitSpans(t, col, 3)
+			app, gate, call := spans["answer question"], spans["POST /v1/chat/completions"], spans["chat "+chatbody.Model]
 			for name, s := range map[string]receivedSpan{"caller": app, "gate": gate, "upstream call": call} {
 				if s.Span == (ptrace.Span{}) {
 					t.Fatalf("no %s span among %d", name, len(spans))
@@ -170,28 +172,13 @@ func decisionOf(t *testing.T, h http.Header) map[string]string {
 	return map[string]string{"level": d.Level, "confidence": d.Confidence.String(), "band": d.Band, "version": d.Policy.Version, "sha256": d.Policy.SHA256}
 }
 
-// chatBody is a chat completions request carrying the golden inject
-// request's question and chunks as documents.
-func chatBody(t testing.TB) []byte {
+func chatBody(t *testing.T) []byte {
 	t.Helper()
-	var g struct {
-		Query  string            `json:"query"`
-		Chunks []json.RawMessage `json:"chunks"`
-	}
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
+	b, err := chatbody.Inject(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(map[string]any{
-		"model":      "gpt-4o-mini",
-		"max_tokens": 200,
-		"messages":   []map[string]string{{"role": "user", "content": g.Query}},
-		"documents":  g.Chunks,
-	})
-	return body
+	return b
 }
 
 // upstream is a local OpenAI-compatible server: it answers every chat
@@ -229,14 +216,14 @@ func (u *upstream) traceparent() string {
 
 // callerProvider is the application's tracer provider, exporting to the
 // collector over protocol.
-func callerProvider(t *testing.T, protocol string, col *collector) *sdktrace.TracerProvider {
+func callerProvider(t *testing.T, protocol string, col *Collector) *sdktrace.TracerProvider {
 	t.Helper()
 	var exp *otlptrace.Exporter
 	var err error
 	if protocol == "grpc" {
-		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpointURL("http://"+col.grpc))
+		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpointURL("http://"+col.GRPC))
 	} else {
-		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL("http://"+col.http+"/v1/traces"))
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL("http://"+col.HTTP+"/v1/traces"))
 	}
 	if err != nil {
 		t.Fatal(err)

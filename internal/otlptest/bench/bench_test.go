@@ -1,4 +1,9 @@
-package otlptest
+// Package bench measures what tracing costs ctxgate serve per request. It
+// must not link the Collector: the Collector's pdata replaces gRPC's
+// global "proto" codec in any process that links it, which would measure
+// another exporter than ctxgate runs. The receiver runs as a process of
+// its own (cmd/otlpreceiver), as a collector runs beside a server.
+package bench
 
 import (
 	"bytes"
@@ -17,19 +22,21 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/ctxgate/ctxgate/host/server"
+	"github.com/ctxgate/ctxgate/internal/otlptest/chatbody"
 )
 
 // The cost of tracing per request: the server's handler over the native
 // core (what the server adds to a decision, as BenchmarkHandlerNative in
 // host/server), without tracing and with it, exporting in batches over
-// OTLP to the Collector's receiver in a process of its own
-// (remote_test.go). The time includes the export of every span (ForceFlush
+// OTLP to the Collector's receiver in a process of its own. The time includes the export of every span (ForceFlush
 // before the timer stops) and, on these two shared cores, the receiver's
 // decoding competing for the CPU; the allocations are the server's alone.
 // "sdk" creates and batches the spans and exports them nowhere (the SDK's
-// own cost, without OTLP). spans/op is what the collector received.
+// own cost, without OTLP); "unsampled" is tracing on with the request
+// sampled out (what sample_ratio saves on the others). spans/op is what the
+// collector received.
 //
-//	go test ./internal/otlptest -run - -bench Traced   (in internal/otlptest: go test -run - -bench Traced)
+//	cd internal/otlptest && go test ./bench -run - -bench Traced
 
 // callerTraceparent puts every benchmarked request in a caller's sampled
 // trace, as an instrumented application sends it.
@@ -37,11 +44,11 @@ const callerTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 
 func BenchmarkGateTraced(b *testing.B) {
 	col := startRemoteCollector(b)
-	req, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.json"))
+	req, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "requests", "default", "inject.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, protocol := range []string{"off", "sdk", "grpc", "http/protobuf"} {
+	for _, protocol := range []string{"off", "unsampled", "sdk", "grpc", "http/protobuf"} {
 		b.Run(protocol, func(b *testing.B) {
 			col.reset(b)
 			tp := benchProvider(b, protocol, col)
@@ -74,7 +81,10 @@ func BenchmarkGatewayTraced(b *testing.B) {
 			`"usage":{"prompt_tokens":812,"completion_tokens":17,"total_tokens":829}}`)
 	}))
 	b.Cleanup(up.Close)
-	body := chatBody(b)
+	body, err := chatbody.Inject(filepath.Join("..", "..", ".."))
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, protocol := range []string{"off", "grpc"} {
 		b.Run(protocol, func(b *testing.B) {
 			col.reset(b)
@@ -104,12 +114,16 @@ func benchProvider(b *testing.B, protocol string, col *remoteCollector) *sdktrac
 	switch protocol {
 	case "off":
 		return nil
+	case "unsampled":
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+		b.Cleanup(func() { tp.Shutdown(context.Background()) })
+		return tp
 	case "sdk":
 		exp = tracetest.NewNoopExporter()
 	case "grpc":
-		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpointURL("http://"+col.grpc))
+		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpointURL("http://"+col.GRPC))
 	default:
-		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL("http://"+col.http+"/v1/traces"))
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL("http://"+col.HTTP+"/v1/traces"))
 	}
 	if err != nil {
 		b.Fatal(err)
