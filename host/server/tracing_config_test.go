@@ -1,6 +1,8 @@
 package server
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -100,4 +102,32 @@ func TestTracingResource(t *testing.T) {
 	if m := read(TracingConfig{ServiceName: "gate-eu"}); m["service.name"] != "gate-eu" {
 		t.Fatalf("service_name %v", m)
 	}
+}
+
+// TestExampleTracingBlock: the commented tracing block of
+// examples/serve/ctxgate.yaml, uncommented, is a configuration that starts.
+func TestExampleTracingBlock(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "serve", "ctxgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "\n# tracing:\n")
+	if i < 0 {
+		t.Fatal("no commented tracing block")
+	}
+	block, _, _ := strings.Cut(text[i+1:], "\n\n")
+	fc, err := ParseFileConfig([]byte(strings.ReplaceAll("\n"+block, "\n# ", "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fc.Tracing
+	if c.Enabled == nil || !*c.Enabled || c.Endpoint != "http://127.0.0.1:4318" || c.Protocol != ProtocolHTTP || *c.SampleRatio != 1 {
+		t.Fatalf("tracing block %+v", c)
+	}
+	tr, err := StartTracing(t.Context(), c, "test", func(string) string { return "" })
+	if err != nil || tr == nil {
+		t.Fatalf("the example block does not start: %v", err)
+	}
+	tr.Shutdown(t.Context())
 }
