@@ -199,9 +199,7 @@ func newUpstream(t *testing.T) *upstream {
 		u.tp = r.Header.Get("Traceparent")
 		u.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"chatcmpl-otlp","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini-2024-07-18",`+
-			`"choices":[{"index":0,"message":{"role":"assistant","content":"Open Settings, then Security [S1]."},"finish_reason":"stop"}],`+
-			`"usage":{"prompt_tokens":812,"completion_tokens":17,"total_tokens":829}}`)
+		io.WriteString(w, chatbody.Completion)
 	}))
 	t.Cleanup(u.Close)
 	u.port = u.URL[strings.LastIndexByte(u.URL, ':')+1:]

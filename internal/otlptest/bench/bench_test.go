@@ -43,57 +43,46 @@ import (
 const callerTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 func BenchmarkGateTraced(b *testing.B) {
-	col := startRemoteCollector(b)
 	req, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "requests", "default", "inject.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, protocol := range []string{"off", "unsampled", "sdk", "grpc", "http/protobuf"} {
-		b.Run(protocol, func(b *testing.B) {
-			col.reset(b)
-			tp := benchProvider(b, protocol, col)
-			h := benchServer(b, server.Options{Native: true}, tp).Handler()
-			b.ReportAllocs()
-			for b.Loop() {
-				w := httptest.NewRecorder()
-				r := httptest.NewRequest(http.MethodPost, "/v1/gate", bytes.NewReader(req))
-				r.Header.Set("Traceparent", callerTraceparent)
-				h.ServeHTTP(w, r)
-				if w.Code != 200 {
-					b.Fatal(w.Code, w.Body.String())
-				}
-			}
-			flush(b, tp, col)
-		})
-	}
+	benchTraced(b, server.Options{Native: true}, "/v1/gate", req, "off", "unsampled", "sdk", "grpc", "http/protobuf")
 }
 
 // BenchmarkGatewayTraced: one gated chat request through the handler to a
 // local upstream over loopback (two spans with tracing on: the gate's and
 // the upstream call's).
 func BenchmarkGatewayTraced(b *testing.B) {
-	col := startRemoteCollector(b)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"chatcmpl-b","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini-2024-07-18",`+
-			`"choices":[{"index":0,"message":{"role":"assistant","content":"Open Settings, then Security [S1]."},"finish_reason":"stop"}],`+
-			`"usage":{"prompt_tokens":812,"completion_tokens":17,"total_tokens":829}}`)
+		io.WriteString(w, chatbody.Completion)
 	}))
 	b.Cleanup(up.Close)
 	body, err := chatbody.Inject(filepath.Join("..", "..", ".."))
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, protocol := range []string{"off", "grpc"} {
-		b.Run(protocol, func(b *testing.B) {
+	benchTraced(b, server.Options{Native: true, Upstream: up.URL}, "/v1/chat/completions", body, "off", "grpc")
+}
+
+// benchTraced runs POST path with body through a server with opts, once
+// per tracing subject.
+func benchTraced(b *testing.B, opts server.Options, path string, body []byte, subjects ...string) {
+	col := startRemoteCollector(b)
+	for _, subject := range subjects {
+		b.Run(subject, func(b *testing.B) {
 			col.reset(b)
-			tp := benchProvider(b, protocol, col)
-			h := benchServer(b, server.Options{Native: true, Upstream: up.URL}, tp).Handler()
+			tp := benchProvider(b, subject, col)
+			h := benchServer(b, opts, tp).Handler()
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			// Not b.Loop, which stops the timer when the loop ends: the
+			// spans still queued then are exported inside the timing.
+			for range b.N {
 				w := httptest.NewRecorder()
-				r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+				r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 				r.Header.Set("Traceparent", callerTraceparent)
 				h.ServeHTTP(w, r)
 				if w.Code != 200 {
@@ -148,8 +137,8 @@ func benchServer(b *testing.B, opts server.Options, tp *sdktrace.TracerProvider)
 	return s
 }
 
-// flush exports what is still queued, inside the timed loop's cost, and
-// reports the spans the collector received per request.
+// flush exports what is still queued, inside the timing, and reports the
+// spans the collector received per request.
 func flush(b *testing.B, tp *sdktrace.TracerProvider, col *remoteCollector) {
 	if tp == nil {
 		return

@@ -13,6 +13,12 @@ import (
 // Model is the model the request asks for.
 const Model = "gpt-4o-mini"
 
+// Completion is the upstream's answer to it: one choice, a citation of
+// S1, the model's dated name and the token usage.
+const Completion = `{"id":"chatcmpl-otlp","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini-2024-07-18",` +
+	`"choices":[{"index":0,"message":{"role":"assistant","content":"Open Settings, then Security [S1]."},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":812,"completion_tokens":17,"total_tokens":829}}`
+
 // Inject reads testdata/requests/default/inject.json under root (the
 // repository) and returns it as a chat body: the question as the user
 // message, the chunks as "documents", max_tokens 200.
