@@ -92,17 +92,19 @@ func StartTracing(ctx context.Context, c TracingConfig, version string, getenv f
 	if protocol == "" {
 		protocol = ProtocolHTTP
 	}
+	var endpoint *url.URL
+	if c.Endpoint != "" {
+		if endpoint, err = endpointURL(c.Endpoint); err != nil {
+			return nil, err
+		}
+	}
 	var exp *otlptrace.Exporter
 	switch protocol {
 	case ProtocolHTTP:
 		var opts []otlptracehttp.Option
-		if c.Endpoint != "" {
-			u, err := endpointURL(c.Endpoint)
-			if err != nil {
-				return nil, err
-			}
-			u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
-			opts = append(opts, otlptracehttp.WithEndpointURL(u.String()))
+		if endpoint != nil {
+			endpoint.Path = strings.TrimSuffix(endpoint.Path, "/") + "/v1/traces"
+			opts = append(opts, otlptracehttp.WithEndpointURL(endpoint.String()))
 		}
 		if c.Headers != nil {
 			opts = append(opts, otlptracehttp.WithHeaders(c.Headers))
@@ -110,12 +112,8 @@ func StartTracing(ctx context.Context, c TracingConfig, version string, getenv f
 		exp, err = otlptracehttp.New(ctx, opts...)
 	case ProtocolGRPC:
 		var opts []otlptracegrpc.Option
-		if c.Endpoint != "" {
-			u, err := endpointURL(c.Endpoint)
-			if err != nil {
-				return nil, err
-			}
-			opts = append(opts, otlptracegrpc.WithEndpointURL(u.String()))
+		if endpoint != nil {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(endpoint.String()))
 		}
 		if c.Headers != nil {
 			opts = append(opts, otlptracegrpc.WithHeaders(c.Headers))
