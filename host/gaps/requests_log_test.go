@@ -16,7 +16,7 @@ import (
 )
 
 // requestsLog is the gap log a new user gets by deciding every request of
-// testdata/requests with the default policy (61 events, 21 questions): the
+// testdata/requests with the default policy (86 events, 22 questions): the
 // log issue 27 was tried on. Regenerate it and its report with
 //
 //	go test ./host/gaps -run TestRequestsLog -update
