@@ -52,6 +52,7 @@ const (
 	featTopVector
 	featTopBM25
 	featTopSparse
+	featChunkCount
 	nFeatures
 )
 
@@ -73,11 +74,18 @@ const (
 //     bm25 and sparse saturated as s/(s+saturation); 0 when absent. Raw
 //     levels mean something only for one retriever on one corpus: the
 //     default gives them no weight, and calibration fits them to a
-//     deployment's own retriever.
+//     deployment's own retriever;
+//   - chunk_count: (n−1)/(n+9) for n chunks, in [0,1) (0 for one chunk,
+//     0.47 for ten, 0.66 for twenty; + − / only, as every number here, so
+//     every build gives the same bits). What the other features mean
+//     moves with how many chunks a request carries (deeper lists hold more
+//     passages one retriever alone returned, and lower the mean coverage),
+//     so a model whose probabilities are to mean the same at 5 and at 20
+//     chunks needs to know n. It says nothing about the answer by itself.
 var FeatureNames = [nFeatures]string{
 	"answer_coverage", "term_coverage_best", "term_coverage_mean", "doc_concentration",
 	"retriever_agreement", "lexical_spread", "semantic_spread",
-	"top_vector", "top_bm25", "top_sparse",
+	"top_vector", "top_bm25", "top_sparse", "chunk_count",
 }
 
 // featureIndex returns the index of a feature name, or -1.
@@ -281,6 +289,7 @@ func (s *answerabilityState) features(e *Engine, cfg *AnswerabilityConfig, answe
 	if sp.n > 0 {
 		f[featTopSparse] = sp.max / (sp.max + cfg.SparseSaturation)
 	}
+	f[featChunkCount] = float64(n-1) / float64(n+9)
 	for i := range f {
 		f[i] = clamp01(snap(f[i]))
 	}
