@@ -149,10 +149,14 @@ func (d *TREC) chunkOf(p HybridRank) Chunk {
 // each only when that retriever returned the passage, and the passage text.
 // The RRF score is not sent: the retrieval score would then prefer it over the vector
 // score, and a fused rank score is not a similarity.
-func (d *TREC) DL19Items(k int) []Item {
+func (d *TREC) DL19Items(k int) []Item { return d.PairItems(k, d.SecondRetriever()) }
+
+// PairItems is DL19Items over the hybrid of BM25 and second: the passages
+// as retrieved, with their grades, one request per judged query.
+func (d *TREC) PairItems(k int, second string) []Item {
 	var items []Item
 	for _, qid := range d.QIDs {
-		h := d.Hybrid(qid)
+		h := d.HybridPairWithout(qid, second, nil)
 		if len(h) > k {
 			h = h[:k]
 		}
@@ -160,7 +164,7 @@ func (d *TREC) DL19Items(k int) []Item {
 		if q == "" {
 			q = d.Runs[BM25][qid].Query
 		}
-		it := Item{Set: d.Set, ID: qid, Tune: IsTune(d.Set, qid), Req: &Request{Query: q}}
+		it := Item{Set: d.Set, ID: qid, Tune: IsTune(d.Set, qid), Req: &Request{Query: q, VectorMetric: VectorMetric(second)}}
 		for _, p := range h {
 			it.Req.Chunks = append(it.Req.Chunks, d.chunkOf(p))
 			g := d.Qrels[qid][p.DocID]
