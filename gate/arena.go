@@ -24,6 +24,7 @@ type arena struct {
 	chunks                 []ChunkOutcome
 	signals                []Signal
 	missing, factors, recs []string
+	warnings               []Warning
 	gap                    GapEvent
 	rag                    RAGConfidence
 	refusal                Refusal
@@ -50,6 +51,7 @@ func (a *arena) reset(ref PolicyRef) *Decision {
 	a.d = Decision{Policy: ref}
 	a.signals = a.signals[:0]
 	a.missing, a.factors, a.recs = a.missing[:0], a.factors[:0], a.recs[:0]
+	a.warnings = a.warnings[:0]
 	a.text = a.text[:0]
 	a.lowConfidence = false
 	a.size = 0
@@ -76,6 +78,12 @@ func (a *arena) done(b []byte) string {
 func (a *arena) missingAspect(s string) { a.missing = append(a.missing, s) }
 func (a *arena) factor(s string)        { a.factors = append(a.factors, s) }
 func (a *arena) recommend(s string)     { a.recs = append(a.recs, s) }
+
+// warn adds one warning to the decision's warnings.
+func (a *arena) warn(code, msg string) {
+	a.warnings = append(a.warnings, Warning{Code: code, Message: msg})
+	a.d.Warnings = a.warnings
+}
 
 // addSignal appends one signal, clamped to [0,1] after snapping.
 func (a *arena) addSignal(name string, v float64) {
@@ -169,6 +177,12 @@ func (a *arena) own() *Decision {
 	d.MissingAspects = ownedMessages(a.d.MissingAspects, a.text, text)
 	d.ConfidenceFactors = ownedMessages(a.d.ConfidenceFactors, a.text, text)
 	d.Recommendations = ownedMessages(a.d.Recommendations, a.text, text)
+	if len(a.d.Warnings) > 0 {
+		d.Warnings = make([]Warning, len(a.d.Warnings))
+		for i, w := range a.d.Warnings {
+			d.Warnings[i] = Warning{Code: w.Code, Message: ownedMessage(w.Message, a.text, text)}
+		}
+	}
 	if r := a.d.RAGConfidence; r != nil {
 		c := *r
 		d.RAGConfidence = &c
@@ -207,17 +221,22 @@ func ownedMessages(list []string, buf []byte, text string) []string {
 		return nil
 	}
 	out := make([]string, len(list))
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	for i, s := range list {
-		out[i] = s
-		if len(s) == 0 || len(buf) == 0 {
-			continue
-		}
-		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-		if p >= base && p+uintptr(len(s)) <= base+uintptr(len(buf)) {
-			at := int(p - base)
-			out[i] = text[at : at+len(s)]
-		}
+		out[i] = ownedMessage(s, buf, text)
 	}
 	return out
+}
+
+// ownedMessage is ownedMessages for one string.
+func ownedMessage(s string, buf []byte, text string) string {
+	if len(s) == 0 || len(buf) == 0 {
+		return s
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	if p >= base && p+uintptr(len(s)) <= base+uintptr(len(buf)) {
+		at := int(p - base)
+		return text[at : at+len(s)]
+	}
+	return s
 }

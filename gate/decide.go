@@ -38,9 +38,18 @@ type chunkWork struct {
 	vector, bm25       float64 // clamped inputs
 	bm25Sat            float64 // bm25/(bm25+s), in [0,1]
 	hasVector, hasBM25 bool
+	// vector above is the chunk's cosine level, in [0,1], for the signals
+	// that read a level: set only when the request's metric has levels
+	// (Engine.scale.levels, metric.go). sim is its vector score as a
+	// similarity on the metric's own scale (higher is closer; a cosine,
+	// unclamped, or an unbounded dot product), set whenever it has one.
+	sim    float64
+	hasSim bool
 	// sem is the semantic retriever's score where a signal ranks or
-	// correlates by it: the vector score when the request has any, else the
-	// learned-sparse score (scale-free uses only: ranks, correlation).
+	// correlates by it: the vector score when the request has any (the
+	// level when the metric has levels, as clamped inputs always were,
+	// else sim), else the learned-sparse score (scale-free uses only:
+	// ranks, correlation).
 	sem          float64
 	hasSem       bool
 	retrieval    float64 // the per-chunk retrieval score (retrievalScore)
@@ -233,10 +242,13 @@ func (e *Engine) prepare(chunks []Chunk) {
 	if ev := e.policy.Evidence; ev != nil {
 		sat = ev.BM25Saturation
 	}
-	logits, anyVector := false, false
+	// Rerank scores are logits when the request (or the host) says so, or,
+	// with no rerank_scale, when one of them is outside [0,1].
+	sc := &e.scale
+	logits, anyVector := sc.scale == RerankLogit, false
 	for i := range chunks {
 		s := &chunks[i].Scores
-		if s.HasRerank && (s.Rerank < 0 || s.Rerank > 1) {
+		if sc.scale == "" && s.HasRerank && (s.Rerank < 0 || s.Rerank > 1) {
 			logits = true
 		}
 		anyVector = anyVector || s.HasVector
@@ -247,8 +259,12 @@ func (e *Engine) prepare(chunks []Chunk) {
 		w := &e.work[i]
 		*w = chunkWork{c: c, kept: true, reason: ReasonKept}
 		if c.Scores.HasVector {
-			w.vector, w.hasVector = clamp01(c.Scores.Vector), true
-			w.sem, w.hasSem = w.vector, true
+			w.sim, w.hasSim = similarity(sc.metric, c.Scores.Vector), true
+			w.sem, w.hasSem = w.sim, true
+			if sc.levels {
+				w.vector, w.hasVector = clamp01(w.sim), true
+				w.sem = w.vector
+			}
 		} else if c.Scores.HasSparse && !anyVector {
 			w.sem, w.hasSem = c.Scores.Sparse, true
 		}
@@ -256,7 +272,7 @@ func (e *Engine) prepare(chunks []Chunk) {
 			w.bm25, w.hasBM25 = maxf(0, c.Scores.BM25), true
 			w.bm25Sat = w.bm25 / (w.bm25 + sat)
 		}
-		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores, logits)
+		w.retrieval, w.hasRetrieval = retrievalScore(&c.Scores, logits, w.vector, w.hasVector)
 		var hits termHits
 		w.words, w.chars = q.scanText(c.Text, i+1, &hits)
 		w.qualityHits, w.answerHits = hits.qualityHits, hits.answerHits
@@ -293,8 +309,10 @@ func (e *Engine) confidence() float64 {
 }
 
 // checkRequest rejects what no rule could decide sanely, naming the field.
-// Scores are clamped by documented rules instead (docs/decision.md): vector,
-// rerank, rrf, boosted and graph to [0,1], bm25 and sparse to >= 0. A chunk's field
+// Scores are clamped by documented rules instead (docs/decision.md): rerank,
+// rrf, boosted and graph to [0,1], bm25 and sparse to >= 0; vector and
+// rerank scores are checked against the request's score conventions
+// (Engine.checkScores, metric.go). A chunk's field
 // path ("chunks[3]") is built only for an error: built for every chunk it
 // was several allocations per chunk on every decision.
 func checkRequest(req *Request) error {
@@ -326,6 +344,16 @@ func checkRequest(req *Request) error {
 		}
 	}
 	return nil
+}
+
+// checkInput is checkRequest, then the vector and rerank scores against
+// the request's score conventions, which it resolves into e.scale for
+// prepare (Engine.checkScores).
+func (e *Engine) checkInput(req *Request) error {
+	if err := checkRequest(req); err != nil {
+		return err
+	}
+	return e.checkScores(req)
 }
 
 // checkChunk returns what is wrong with c, if anything: the field's path
@@ -374,15 +402,16 @@ func checkChunk(c *Chunk, dims int) (field, msg string) {
 // tags, confidence, band, action, prompt, refusal, gap event) and writes
 // the decision into the engine's arena.
 func (e *Engine) decide(req *Request) error {
-	if err := checkRequest(req); err != nil {
+	if err := e.checkInput(req); err != nil {
 		return err
 	}
 	p := e.policy
 	chunks := req.Chunks
 	if len(chunks) == 0 && len(req.ResultsPerQuery) > 0 {
-		chunks = mergeResults(req.ResultsPerQuery, p.Merge.MaxResults)
+		chunks = mergeResults(req.ResultsPerQuery, p.Merge.MaxResults, &e.scale)
 	}
 	d := e.a.reset(e.ref)
+	e.scoreWarnings(req)
 	e.analyseQuery(req.Query)
 	e.prepare(chunks)
 	for _, g := range e.running {
@@ -574,7 +603,7 @@ func (e *Engine) orderBy() *ordering {
 			present = false
 			for i := range e.work {
 				w := &e.work[i]
-				if (o.by == byRetrieval && w.hasRetrieval) || (o.by == byVector && w.hasVector) {
+				if (o.by == byRetrieval && w.hasRetrieval) || (o.by == byVector && w.hasSim) {
 					present = true
 					break
 				}
@@ -596,7 +625,10 @@ func (e *Engine) orderScore(o *ordering, i int) float64 {
 	w := &e.work[i]
 	switch o.by {
 	case byVector:
-		return w.vector
+		if w.hasVector {
+			return w.vector // the level, as clamped inputs always were
+		}
+		return w.sim
 	case byCoverage:
 		return w.coverage
 	case byRetrieval:
@@ -614,7 +646,12 @@ func (e *Engine) outcome(o *ChunkOutcome, i int, tag string) {
 	for _, g := range e.writers {
 		g.writeOutcome(o, i)
 	}
+	// The vector score as the gate used it: the cosine level, or, for a
+	// metric without levels, the similarity on its own scale.
 	o.Vector, o.HasVector = w.vector, w.hasVector
+	if !w.hasVector {
+		o.Vector, o.HasVector = w.sim, w.hasSim
+	}
 	o.BM25, o.HasBM25 = w.bm25Sat, w.hasBM25
 }
 

@@ -48,6 +48,15 @@ type Engine struct {
 
 	// The answer check's tables and lists (answer_scan.go).
 	ans answerMemory
+
+	// Score conventions (metric.go): the host's defaults, the decision's
+	// resolved ones, and the signal by which the policy's confidence reads
+	// a cosine level ("" for none; retrieval: only through a chunk's
+	// vector fallback).
+	defaults             Defaults
+	scale                scoreScale
+	levelSignal          string
+	levelSignalRetrieval bool
 }
 
 // Policy returns the engine's validated policy. Callers must not modify it.
@@ -72,6 +81,7 @@ func NewEngine(policyJSON []byte) (*Engine, error) {
 func newEngine(p *Policy, ref PolicyRef) *Engine {
 	e := &Engine{policy: p, ref: ref, states: make([]groupState, len(signalGroups))}
 	e.resolveSignals()
+	e.levelSignal, e.levelSignalRetrieval = confidenceLevelSignal(p)
 	return e
 }
 

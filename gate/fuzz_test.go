@@ -63,6 +63,10 @@ func FuzzEvaluate(f *testing.F) {
 		`{"query":"q","chunks":[{"scores":{"vector":1e-320,"bm25":5e-324,"rerank":-1.7976931348623157e308}}]}`,
 		`{"query":"q","chunks":[{"id":"a"},{"id":"a"}]}`,
 		`{"query":"\u0000\ud83d\ude00","chunks":[{"text":"\u2028 <untrusted> [ S1 ]"}]}`,
+		`{"query":"boils","vector_metric":"dot","rerank_scale":"logit","chunks":[{"text":"water boils","scores":{"vector":97.5,"bm25":3,"rerank":0.4}},{"scores":{"vector":-1e308}}]}`,
+		`{"query":"boils","vector_metric":"l2","chunks":[{"text":"water boils","scores":{"vector":1e200}},{"scores":{"vector":0.3}},{"scores":{"vector":0.2}},{"scores":{"vector":0.1}}]}`,
+		`{"query":"q","vector_metric":"cosine_distance","results_per_query":[[{"doc_id":"a","scores":{"vector":0.2}}],[{"doc_id":"a","scores":{"vector":2}}]]}`,
+		`{"query":"q","vector_metric":"negative_dot","rerank_scale":"probability","chunks":[{"scores":{"vector":0,"rerank":1}}]}`,
 	} {
 		for i := range policies.Names() {
 			f.Add(uint8(i), []byte(s))

@@ -1,12 +1,26 @@
 package gate
 
+import "math"
+
 // Multi-query merge (the retrieval-enhancements document). Lists are read in
 // order (original phrasing first). The key is doc_id, else title; a result
 // with neither is skipped. A stored entry is replaced only by a strictly
-// higher vector similarity (absent counts 0). The merged list is
-// stable-sorted by similarity, descending, so ties keep first-seen order, and
-// cut to max_results.
-func mergeResults(lists [][]Chunk, maxResults int) []Chunk {
+// higher vector similarity (sc's: the cosine level, absent counting 0, or
+// for a metric without levels the similarity, absent counting lowest). The
+// merged list is stable-sorted by similarity, descending, so ties keep
+// first-seen order, and cut to max_results.
+func mergeResults(lists [][]Chunk, maxResults int, sc *scoreScale) []Chunk {
+	vectorOf := func(c *Chunk) float64 {
+		switch {
+		case !c.Scores.HasVector && sc.levels:
+			return 0
+		case !c.Scores.HasVector:
+			return -math.MaxFloat64
+		case sc.levels:
+			return clamp01(similarity(sc.metric, c.Scores.Vector))
+		}
+		return similarity(sc.metric, c.Scores.Vector)
+	}
 	var out []Chunk
 	index := map[string]int{} // lookup only; never iterated
 	for _, list := range lists {
@@ -55,11 +69,4 @@ func mergeResults(lists [][]Chunk, maxResults int) []Chunk {
 		out = out[:maxResults]
 	}
 	return out
-}
-
-func vectorOf(c *Chunk) float64 {
-	if c.Scores.HasVector {
-		return clamp01(c.Scores.Vector)
-	}
-	return 0
 }

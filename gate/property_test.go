@@ -47,7 +47,7 @@ func randRequest(r *rand.Rand, hybrid bool) *Request {
 		if hybrid {
 			s.Vector, s.HasVector = r.Float64()*1.1-0.2, true // < 0.9 so a better chunk can strictly outrank
 		} else if r.Intn(4) > 0 {
-			s.Vector, s.HasVector = r.Float64()*1.4-0.2, true
+			s.Vector, s.HasVector = r.Float64()*1.2-0.2, true // a cosine: above 1 is an error
 		}
 		if hybrid || r.Intn(2) == 0 {
 			s.BM25, s.HasBM25 = r.Float64()*30-1, true

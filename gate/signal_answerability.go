@@ -383,12 +383,12 @@ func (e *Engine) AnswerabilityFeatures(req *Request) (features []Signal, scored 
 	if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
 		return nil, false, err
 	}
-	if err := checkRequest(req); err != nil {
+	if err := e.checkInput(req); err != nil {
 		return nil, false, err
 	}
 	chunks := req.Chunks
 	if len(chunks) == 0 && len(req.ResultsPerQuery) > 0 {
-		chunks = mergeResults(req.ResultsPerQuery, e.policy.Merge.MaxResults)
+		chunks = mergeResults(req.ResultsPerQuery, e.policy.Merge.MaxResults, &e.scale)
 	}
 	p := e.policy
 	ac := p.AnswerCoverage

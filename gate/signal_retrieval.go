@@ -81,13 +81,14 @@ type retrievalState struct {
 }
 
 // retrievalScore is the confidence-scoring document's per-chunk score:
-// rerank, then boosted, then rrf, then the vector score, by presence. A
-// present 0.0 is a real score; the original's truthiness chain let it fall
-// through (an accident fixed). With logits set (some rerank score in the
-// request lies outside [0,1], as cross-encoder logits do), rerank scores go
-// through the logistic function instead of being clamped, so they keep their
-// order.
-func retrievalScore(s *Scores, logits bool) (float64, bool) {
+// rerank, then boosted, then rrf, then the vector score's cosine level
+// (hasLevel: the chunk has one, metric.go), by presence. A present 0.0 is
+// a real score; the original's truthiness chain let it fall through (an
+// accident fixed). With logits set (rerank_scale logit, or no rerank_scale
+// and some rerank score in the request outside [0,1], as cross-encoder
+// logits are), rerank scores go through the logistic function instead of
+// being clamped, so they keep their order.
+func retrievalScore(s *Scores, logits bool, level float64, hasLevel bool) (float64, bool) {
 	switch {
 	case s.HasRerank && logits:
 		return clamp01(sigmoid(s.Rerank)), true
@@ -97,8 +98,8 @@ func retrievalScore(s *Scores, logits bool) (float64, bool) {
 		return clamp01(s.Boosted), true
 	case s.HasRRF:
 		return clamp01(s.RRF), true
-	case s.HasVector:
-		return clamp01(s.Vector), true
+	case hasLevel:
+		return level, true
 	}
 	return 0, false
 }
@@ -119,9 +120,10 @@ func limitRaw(x float64) float64 {
 }
 
 // rawRetrievalScore is retrievalScore as the document's scorer takes it: the
-// first present field of rerank, boosted, rrf and vector, as the request
-// gives it (within ±rawScoreLimit), 0 when none is.
-func rawRetrievalScore(s *Scores) float64 {
+// first present field of rerank, boosted, rrf (as the request gives them,
+// within ±rawScoreLimit) and the vector score's cosine level, 0 when none
+// is.
+func rawRetrievalScore(s *Scores, level float64, hasLevel bool) float64 {
 	switch {
 	case s.HasRerank:
 		return limitRaw(s.Rerank)
@@ -129,8 +131,8 @@ func rawRetrievalScore(s *Scores) float64 {
 		return limitRaw(s.Boosted)
 	case s.HasRRF:
 		return limitRaw(s.RRF)
-	case s.HasVector:
-		return limitRaw(s.Vector)
+	case hasLevel:
+		return level
 	}
 	return 0
 }
@@ -207,7 +209,7 @@ func (s *retrievalState) run(e *Engine, _ *Request) {
 	order := s.order[:n]
 	for i := range w {
 		if raw {
-			keys[i] = rawRetrievalScore(&w[i].c.Scores)
+			keys[i] = rawRetrievalScore(&w[i].c.Scores, w[i].vector, w[i].hasVector)
 		} else {
 			keys[i] = w[i].retrieval
 		}
@@ -235,12 +237,8 @@ func (s *retrievalState) run(e *Engine, _ *Request) {
 	pairs := 0
 	for i := range w {
 		if w[i].hasSem && w[i].hasBM25 {
-			if s := &w[i].c.Scores; raw {
-				y := s.Sparse
-				if w[i].hasVector {
-					y = s.Vector
-				}
-				xs[pairs], ys[pairs] = limitRaw(s.BM25), limitRaw(y)
+			if raw {
+				xs[pairs], ys[pairs] = limitRaw(w[i].c.Scores.BM25), limitRaw(w[i].sem)
 			} else {
 				xs[pairs], ys[pairs] = w[i].bm25, w[i].sem
 			}

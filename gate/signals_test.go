@@ -132,6 +132,9 @@ func TestMaxSimilarityGate(t *testing.T) {
 	}
 }
 
+// cosineScale is the score conventions of a request that states none.
+var cosineScale = scoreScale{metric: mCosine, levels: true}
+
 // Multi-query merge.
 func TestMergeResults(t *testing.T) {
 	c := func(id, doc, title string, v float64) Chunk {
@@ -142,7 +145,7 @@ func TestMergeResults(t *testing.T) {
 		{c("b1", "", "Bell_test", 0.92), c("b2", "", "Aspect", 0.88), c("b3", "", "EPR", 0.81)},
 		{c("c1", "d9", "Other", 0.88), c("c2", "", "Bell_test", 0.92)},
 	}
-	got := mergeResults(lists, 5)
+	got := mergeResults(lists, 5, &cosineScale)
 	want := []string{"b1", "b2", "c1", "a2"} // a3 has no key; ties keep first seen; equal never replaces
 	if len(got) != len(want) {
 		t.Fatalf("got %d results", len(got))
@@ -152,10 +155,10 @@ func TestMergeResults(t *testing.T) {
 			t.Fatalf("order: got %s at %d, want %s", got[i].ID, i, want[i])
 		}
 	}
-	if n := len(mergeResults(lists, 2)); n != 2 {
+	if n := len(mergeResults(lists, 2, &cosineScale)); n != 2 {
 		t.Fatalf("max_results 2: got %d", n)
 	}
-	if n := len(mergeResults(lists, 0)); n != 1 {
+	if n := len(mergeResults(lists, 0, &cosineScale)); n != 1 {
 		t.Fatalf("max_results clamps to >= 1: got %d", n)
 	}
 	// Through the engine: results_per_query is merged when chunks is empty.
@@ -330,15 +333,15 @@ func TestRetrievalScorePriority(t *testing.T) {
 		{Scores{Vector: 0.6, HasVector: true}, 0.6},
 	}
 	for i, c := range cases {
-		if got, _ := retrievalScore(&c.s, false); got != c.want {
+		if got, _ := retrievalScore(&c.s, false, clamp01(c.s.Vector), c.s.HasVector); got != c.want {
 			t.Errorf("case %d: %v want %v", i, got, c.want)
 		}
 	}
 	// Logits (some rerank outside [0,1]) go through the logistic function.
-	if got, _ := retrievalScore(&Scores{Rerank: 0, HasRerank: true}, true); got != 0.5 {
+	if got, _ := retrievalScore(&Scores{Rerank: 0, HasRerank: true}, true, 0, false); got != 0.5 {
 		t.Errorf("logit 0: %v", got)
 	}
-	if a, _ := retrievalScore(&Scores{Rerank: 3.2, HasRerank: true}, true); a <= 0.96 || a >= 0.97 {
+	if a, _ := retrievalScore(&Scores{Rerank: 3.2, HasRerank: true}, true, 0, false); a <= 0.96 || a >= 0.97 {
 		t.Errorf("logit 3.2: %v", a)
 	}
 }

@@ -14,6 +14,7 @@ type (
 	Level         = wire.Level
 	Decision      = wire.Decision
 	Signal        = wire.Signal
+	Warning       = wire.Warning
 	RAGConfidence = wire.RAGConfidence
 	ChunkOutcome  = wire.ChunkOutcome
 	Prompt        = wire.Prompt

@@ -100,6 +100,9 @@ func FuzzWasmEvaluate(f *testing.F) {
 		`{"query":"q","chunks":[{"scores":{"bm25":1e400}}]}`,
 		`{"query":"q","chunks":[{"id":"a"},{"id":"a"}]}`,
 		"{\"query\":\"\xff\"}",
+		`{"query":"boils","vector_metric":"dot","rerank_scale":"logit","chunks":[{"text":"water boils","scores":{"vector":97.5,"bm25":3,"rerank":0.4}},{"scores":{"vector":-1e308}}]}`,
+		`{"query":"boils","vector_metric":"l2","chunks":[{"text":"water boils","scores":{"vector":1e200}},{"scores":{"vector":0.3}},{"scores":{"vector":0.2}},{"scores":{"vector":0.1}}]}`,
+		`{"query":"q","vector_metric":"euclid"}`,
 		`{"query":"q","chunks":[{"metadata":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]}`,
 	} {
 		for i := range policies.Names() {

@@ -63,6 +63,7 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 	if m := trustModeConfig(o.TrustMode); m != "" {
 		config["trust_mode"] = m
 	}
+	scoreConfig(config, &o)
 	manifest := extism.Manifest{
 		Wasm:   []extism.Wasm{extism.WasmData{Data: wasm}},
 		Config: config,

@@ -14,21 +14,41 @@ import (
 // Gate: for the CLI's --native flag, for comparison benchmarks and for the
 // parity tests that prove both give the same bytes. Safe for concurrent use.
 type Native struct {
-	policy  []byte
-	engines sync.Pool // *gate.Engine: an Engine reuses scratch buffers, so one per goroutine
-	closed  atomic.Bool
+	policy   []byte
+	defaults gate.Defaults // the score conventions of requests that state none
+	engines  sync.Pool     // *gate.Engine: an Engine reuses scratch buffers, so one per goroutine
+	closed   atomic.Bool
 }
 
 // NewNative validates the policy (empty: the built-in default) and returns a
 // native gate. A bad policy is a *GateError with code bad_policy.
 func NewNative(policy []byte) (*Native, error) {
-	e, err := gate.NewEngine(policy)
+	return newNative(policy, gate.Defaults{})
+}
+
+func newNative(policy []byte, d gate.Defaults) (*Native, error) {
+	n := &Native{policy: append([]byte(nil), policy...), defaults: d}
+	e, err := n.newEngine()
+	if err != nil {
+		return nil, err
+	}
+	n.engines.Put(e)
+	return n, nil
+}
+
+// NewNativeOptions is the native gate of what New would run for o: its
+// policy (a signed bundle verified with TrustKeys and TrustMode, as the
+// module does) and its score conventions (VectorMetric, RerankScale). The
+// options only Wasm has (module, pool, memory, deadline) do not apply.
+func NewNativeOptions(o Options) (*Native, error) {
+	if _, err := o.withDefaults(); err != nil {
+		return nil, err
+	}
+	policy, err := bundle.Resolve(o.Policy, o.TrustKeys, trustModeConfig(o.TrustMode), "policy", "trust_keys", "trust_mode")
 	if err != nil {
 		return nil, fromGateError(err)
 	}
-	n := &Native{policy: append([]byte(nil), policy...)}
-	n.engines.Put(e)
-	return n, nil
+	return newNative(policy, gate.Defaults{VectorMetric: o.VectorMetric, RerankScale: o.RerankScale})
 }
 
 // NewNativeTrusted is NewNative for a policy that may be a signed bundle:
@@ -48,7 +68,15 @@ func (n *Native) engine() (*gate.Engine, error) {
 	if e, ok := n.engines.Get().(*gate.Engine); ok {
 		return e, nil
 	}
+	return n.newEngine()
+}
+
+// newEngine makes an engine for n's policy and score conventions.
+func (n *Native) newEngine() (*gate.Engine, error) {
 	e, err := gate.NewEngine(n.policy)
+	if err == nil {
+		err = e.SetDefaults(n.defaults)
+	}
 	if err != nil {
 		return nil, fromGateError(err)
 	}

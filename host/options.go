@@ -6,7 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/gate/wire"
+	"github.com/ctxgate/ctxgate/internal/abi"
 )
 
 // Options configure a Gate. The zero value is usable: the TinyGo module, the
@@ -28,6 +31,12 @@ type Options struct {
 	// value: Ed25519 and ML-DSA-65), bundle.Ed25519Only or
 	// bundle.MLDSA65Only, for single-scheme keys. It needs TrustKeys.
 	TrustMode bundle.Mode
+
+	// VectorMetric and RerankScale are the score conventions of every
+	// request that states none (docs/decision.md): the guest applies them,
+	// so no request is rewritten. Empty: cosine, and the rule by value.
+	VectorMetric gate.VectorMetric
+	RerankScale  gate.RerankScale
 
 	// PoolSize is the most instances that may exist, and so the most calls
 	// that run at once; more callers wait (bounded by their context).
@@ -101,6 +110,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("ctxgate: Options.TrustMode is not one of bundle.Hybrid, bundle.Ed25519Only, bundle.MLDSA65Only")
 	case o.TrustMode != bundle.Hybrid && len(o.TrustKeys) == 0:
 		return o, errors.New("ctxgate: Options.TrustMode is " + o.TrustMode.String() + " but there are no TrustKeys: nothing would be verified")
+	case !knownMetric(o.VectorMetric):
+		return o, errors.New("ctxgate: Options.VectorMetric is " + strconv.Quote(string(o.VectorMetric)) + ", not one of " + metricList())
+	case !knownScale(o.RerankScale):
+		return o, errors.New("ctxgate: Options.RerankScale is " + strconv.Quote(string(o.RerankScale)) + ", not probability or logit")
 	case o.MaxInputBytes < 0:
 		return o, errors.New("ctxgate: Options.MaxInputBytes is negative")
 	case int64(o.MaxInputBytes) > int64(o.MaxPages)*pageBytes/4:
@@ -122,4 +135,38 @@ func trustModeConfig(m bundle.Mode) string {
 		return ""
 	}
 	return m.String()
+}
+
+// knownMetric and knownScale report whether a score convention is empty
+// (the default) or one the gate knows.
+func knownMetric(m gate.VectorMetric) bool {
+	_, ok := wire.ParseVectorMetric(string(m))
+	return ok || m == ""
+}
+
+func knownScale(r gate.RerankScale) bool {
+	_, ok := wire.ParseRerankScale(string(r))
+	return ok || r == ""
+}
+
+// metricList names the metrics for an error.
+func metricList() string {
+	s := ""
+	for i, m := range wire.VectorMetrics {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(m)
+	}
+	return s
+}
+
+// scoreConfig adds the guests' config keys for o's score conventions.
+func scoreConfig(config map[string]string, o *Options) {
+	if o.VectorMetric != "" {
+		config[abi.ConfigVectorMetric] = string(o.VectorMetric)
+	}
+	if o.RerankScale != "" {
+		config[abi.ConfigRerankScale] = string(o.RerankScale)
+	}
 }

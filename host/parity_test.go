@@ -69,6 +69,11 @@ func TestParity(t *testing.T) {
 				// The golden decision file may end with a newline for
 				// editors; the decision itself never does.
 				want := bytes.TrimSuffix(c.decision, []byte("\n"))
+				// A golden error: the same error JSON.
+				var ge *GateError
+				if errors.As(err, &ge) && bytes.HasPrefix(want, []byte(`{"error":`)) {
+					got, err = ge.JSON, nil
+				}
 				if err != nil {
 					t.Errorf("%s/%s, %s: %v", policy, c.name, name, err)
 				} else if !bytes.Equal(got, want) {

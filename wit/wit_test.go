@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/internal/testenv"
 	"github.com/ctxgate/ctxgate/policies"
@@ -106,6 +107,7 @@ var goRecords = []struct {
 	{"answer", reflect.TypeOf(gate.Answer{}), true, []string{"answer"}},
 	{"decision", reflect.TypeOf(gate.Decision{}), false, nil},
 	{"signal", reflect.TypeOf(gate.Signal{}), false, nil},
+	{"warning", reflect.TypeOf(gate.Warning{}), false, nil},
 	{"rag-confidence", reflect.TypeOf(gate.RAGConfidence{}), false, nil},
 	{"chunk-outcome", reflect.TypeOf(gate.ChunkOutcome{}), false, nil},
 	{"prompt", reflect.TypeOf(gate.Prompt{}), false, nil},
@@ -127,7 +129,7 @@ var presence = map[string]string{"Request.Now": "HasNow", "Chunk.UpdatedAt": "Ha
 
 // omittedWhenEmpty are output fields the encoder leaves out when empty, so
 // the WIT declares them as options though Go has no presence flag.
-var omittedWhenEmpty = map[string]bool{"GapEvent.QueryEmbedding": true}
+var omittedWhenEmpty = map[string]bool{"GapEvent.QueryEmbedding": true, "Decision.Warnings": true}
 
 // wireOrder is where the encoder's key order differs from the Go field order
 // (gate.Error lives outside types.go, whose order is the wire order).
@@ -145,6 +147,8 @@ func init() {
 	}
 	witNames[reflect.TypeOf(gate.Action(""))] = "action"
 	witNames[reflect.TypeOf(gate.Level(""))] = "level"
+	witNames[reflect.TypeOf(gate.VectorMetric(""))] = "vector-metric"
+	witNames[reflect.TypeOf(gate.RerankScale(""))] = "rerank-scale"
 }
 
 // jsonName is the wire name of a Go field: snake_case, with acronyms kept
@@ -303,6 +307,12 @@ func TestEnumsMatchConstants(t *testing.T) {
 		"level":      {string(gate.LevelSufficient), string(gate.LevelPartial), string(gate.LevelInsufficient)},
 		"error-code": {gate.CodeBadJSON, gate.CodeBadField, gate.CodeLimit, gate.CodeBadPolicy, gate.CodeBadAnswer, gate.CodeInternal},
 	}
+	for _, m := range wire.VectorMetrics {
+		want["vector-metric"] = append(want["vector-metric"], string(m))
+	}
+	for _, r := range wire.RerankScales {
+		want["rerank-scale"] = append(want["rerank-scale"], string(r))
+	}
 	for name, cases := range want {
 		var got []string
 		for _, c := range w.enums[name] {
@@ -357,6 +367,19 @@ func TestEncoderKeysMatchWIT(t *testing.T) {
 	}
 	checkKeys(t, w, "chunk-outcome", d.Chunks[0])
 	checkKeys(t, w, "policy-ref", d.Policy)
+	// Distances stated as cosines (the default): a decision with warnings.
+	warned, err := n.Evaluate(ctx, []byte(`{"query":"q","chunks":[{"text":"a","scores":{"vector":0.2}},{"text":"b","scores":{"vector":0.3}},{"text":"c","scores":{"vector":0.4}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKeys(t, w, "decision", warned)
+	var wd struct {
+		Warnings []json.RawMessage `json:"warnings"`
+	}
+	if json.Unmarshal(warned, &wd) != nil || len(wd.Warnings) != 1 {
+		t.Fatalf("no warning: %s", warned)
+	}
+	checkKeys(t, w, "warning", wd.Warnings[0])
 	desc, err := n.Describe(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -473,7 +496,7 @@ func TestParserSeesEveryRecord(t *testing.T) {
 	if n := len(regexp.MustCompile(`(?m)^\s*record\s`).FindAll(raw, -1)); n != len(w.records) {
 		t.Fatalf("file has %d records, parser found %d", n, len(w.records))
 	}
-	if len(w.records["decision"]) != 18 {
-		t.Fatalf("decision has %d fields, want 18", len(w.records["decision"]))
+	if len(w.records["decision"]) != 19 {
+		t.Fatalf("decision has %d fields, want 19", len(w.records["decision"]))
 	}
 }

@@ -132,3 +132,32 @@ func TestEvalReceipt(t *testing.T) {
 		t.Fatalf("--receipt without --receipt-key: exit %d %q", code, errs)
 	}
 }
+
+// --vector-metric is the metric of requests that state none, in every
+// mode: squared l2 distances decide as their cosines; an unknown metric is
+// a usage error.
+func TestEvalVectorMetric(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "requests", "default")
+	restated, err := os.ReadFile(filepath.Join(dir, "inject.l2_squared.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := strings.Replace(string(restated), `"vector_metric": "l2_squared",`, "", 1)
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			code, want, errs := cli(t, string(restated), append([]string{"eval"}, modeFlags(t, mode)...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			code, got, errs := cli(t, bare, append([]string{"eval", "--vector-metric", "l2_squared", "--rerank-scale", "logit"}, modeFlags(t, mode)...)...)
+			if code != exitOK || got != want {
+				t.Errorf("--vector-metric l2_squared: exit %d %s\n%s\nwant %s", code, errs, got, want)
+			}
+		})
+	}
+	for _, args := range [][]string{{"--vector-metric", "ip"}, {"--rerank-scale", "odds"}} {
+		if code, _, errs := cli(t, "{}", append([]string{"eval", "--native"}, args...)...); code != exitUsage || !strings.Contains(errs, args[0]) {
+			t.Errorf("%v: exit %d, %s", args, code, errs)
+		}
+	}
+}

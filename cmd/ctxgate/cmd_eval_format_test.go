@@ -16,6 +16,7 @@ var update = flag.Bool("update", false, "rewrite testdata/text from the golden d
 var textGoldens = []string{
 	"default/inject", "default/caveat", "default/refuse_off_topic", "default/no_chunks",
 	"wikigr/fallback_low_similarity", "sufficient-context/insufficient_decline",
+	"default/distances_sent_as_cosine", // a decision with a warning
 }
 
 func TestTextGolden(t *testing.T) {

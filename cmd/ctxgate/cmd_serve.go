@@ -38,6 +38,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.TrustMode, "trust-mode", "", trustModeHelp+" (config: trust_mode)")
 	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, reloads never go back from the running version)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
+	fs.StringVar(&fc.VectorMetric, "vector-metric", "", vectorMetricHelp+" (config: vector_metric)")
+	fs.StringVar(&fc.RerankScale, "rerank-scale", "", rerankScaleHelp+" (config: rerank_scale)")
 	native := fs.Bool("native", false, "run the core natively instead of in Wasm (comparison only)")
 	interrupt := fs.String("interrupt", "auto", "can a gate deadline stop a running call: `auto` (a --wasm module yes, the bundled ones run without wazero's termination checks, 4-8x faster), always, never (docs/performance.md)")
 	wasm := fs.String("wasm", "", "run this module `FILE` instead of an embedded one")
@@ -164,6 +166,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"trust-mode":            func() { cfg.TrustMode = f.TrustMode },
 		"min-version":           func() { cfg.MinVersion = f.MinVersion },
 		"module":                func() { cfg.Module = f.Module },
+		"vector-metric":         func() { cfg.VectorMetric = f.VectorMetric },
+		"rerank-scale":          func() { cfg.RerankScale = f.RerankScale },
 		"pool-size":             func() { cfg.PoolSize = f.PoolSize },
 		"upstream":              func() { cfg.Upstream = f.Upstream },
 		"fail-open":             func() { cfg.FailOpen = f.FailOpen },

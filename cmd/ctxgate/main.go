@@ -18,7 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/gaps"
 	"github.com/ctxgate/ctxgate/host/signing"
@@ -128,6 +130,8 @@ type gateFlags struct {
 	trustMod string       // --trust-mode: the signatures a bundle needs
 	minVer   string       // --min-version: refuse an older policy
 	gapLog   string       // --gap-log: append gap events here (JSONL)
+	metric   string       // --vector-metric: the score conventions of requests that state none
+	scale    string       // --rerank-scale
 }
 
 func (f *gateFlags) register(fs *flag.FlagSet) {
@@ -142,6 +146,34 @@ func (f *gateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.trustMod, "trust-mode", "", trustModeHelp)
 	fs.StringVar(&f.minVer, "min-version", "", "refuse a policy whose version sorts before `V` (as verify --min-version)")
 	fs.StringVar(&f.gapLog, "gap-log", "", "append the knowledge-gap event, if any, to this JSONL `FILE` (read by ctxgate gaps)")
+	fs.StringVar(&f.metric, "vector-metric", "", vectorMetricHelp)
+	fs.StringVar(&f.scale, "rerank-scale", "", rerankScaleHelp)
+}
+
+// The help of --vector-metric and --rerank-scale (eval, validate, serve).
+const (
+	vectorMetricHelp = "how the requests' scores.vector were measured, unless a request says (its vector_metric): `METRIC` cosine (the default), dot, l2, l2_squared, cosine_distance or negative_dot (docs/decision.md has each vector store's)"
+	rerankScaleHelp  = "what the requests' scores.rerank are, unless a request says (its rerank_scale): `SCALE` probability or logit (default: logits when any is outside [0,1])"
+)
+
+// scoreConventions reads --vector-metric and --rerank-scale; an unknown
+// name is a usage error.
+func (f *gateFlags) scoreConventions() (gate.VectorMetric, gate.RerankScale, error) {
+	var m gate.VectorMetric
+	var r gate.RerankScale
+	if f.metric != "" {
+		var ok bool
+		if m, ok = wire.ParseVectorMetric(f.metric); !ok {
+			return "", "", usageError{errors.New("--vector-metric: unknown metric " + quote(f.metric) + " (want cosine, dot, l2, l2_squared, cosine_distance or negative_dot)")}
+		}
+	}
+	if f.scale != "" {
+		var ok bool
+		if r, ok = wire.ParseRerankScale(f.scale); !ok {
+			return "", "", usageError{errors.New("--rerank-scale: unknown scale " + quote(f.scale) + " (want probability or logit)")}
+		}
+	}
+	return m, r, nil
 }
 
 // defaultCacheDir keeps compiled machine code between runs, so a CLI call
@@ -157,7 +189,10 @@ func defaultCacheDir() string {
 // check reports flag combinations that cannot work, before any input is
 // read.
 func (f *gateFlags) check() error {
-	_, err := parseTrustMode(f.trustMod, len(f.trust) > 0)
+	if _, err := parseTrustMode(f.trustMod, len(f.trust) > 0); err != nil {
+		return err
+	}
+	_, _, err := f.scoreConventions()
 	return err
 }
 
@@ -181,15 +216,21 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 			return nil, err
 		}
 	}
+	metric, scale, err := f.scoreConventions()
+	if err != nil {
+		return nil, err
+	}
 	var ev host.Evaluator
 	if f.native {
 		// The Wasm path verifies inside the sandbox; natively the same
 		// rules run here, so --native refuses what the module refuses.
-		if ev, err = host.NewNativeTrusted(policy, marshalTrust(trust), mode); err != nil {
+		o := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, VectorMetric: metric, RerankScale: scale}
+		if ev, err = host.NewNativeOptions(o); err != nil {
 			return nil, err
 		}
 	} else {
-		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir}
+		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir,
+			VectorMetric: metric, RerankScale: scale}
 		if f.wasm != "" {
 			if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
 				return nil, err

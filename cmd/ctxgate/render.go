@@ -36,7 +36,10 @@ type decision struct {
 	MissingAspects    []string `json:"missing_aspects"`
 	ConfidenceFactors []string `json:"confidence_factors"`
 	Recommendations   []string `json:"recommendations"`
-	GapEvent          *struct {
+	Warnings          []struct {
+		Message string `json:"message"`
+	} `json:"warnings"`
+	GapEvent *struct {
 		Kind string `json:"kind"`
 	} `json:"gap_event"`
 	Policy struct {
@@ -117,6 +120,11 @@ func decisionText(out []byte, failed []string) (string, error) {
 	t.list("missing", d.MissingAspects)
 	t.list("factors", d.ConfidenceFactors)
 	t.list("advice", d.Recommendations)
+	warnings := make([]string, len(d.Warnings))
+	for i, w := range d.Warnings {
+		warnings[i] = w.Message
+	}
+	t.list("warning", warnings)
 	if d.GapEvent != nil {
 		t.line("gap", d.GapEvent.Kind+" (a knowledge-gap event; --gap-log records it)")
 	}

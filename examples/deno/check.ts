@@ -18,7 +18,7 @@
 import createPlugin from "@extism/extism";
 import createBrowserPlugin from "../node_modules/@extism/extism/dist/browser/mod.js";
 import { Gate } from "../edge/ctxgate.js";
-import { BAD_INPUTS, checkError, checkGolden, equalBytes, goldenCases, summary, text } from "../edge/golden.js";
+import { BAD_INPUTS, checkError, checkGolden, equalBytes, goldenCases, goldenErrorCode, STATUS, summary, text } from "../edge/golden.js";
 import { timeEvaluate } from "../edge/timing.js";
 import { makeHandler } from "./server.ts";
 
@@ -73,7 +73,9 @@ for (const c of cases) {
   }
   const res = await handlers.get(c.policy)!(new Request("http://x/v1/gate", { method: "POST", body: c.request }));
   const body = new Uint8Array(await res.arrayBuffer());
-  record(`server.ts ${c.policy}/${c.name}`, res.status === 200 && equalBytes(body, c.want) ? [] : [`status ${res.status}: ${text(body).slice(0, 200)}`]);
+  const code = goldenErrorCode(c.want);
+  const status = code ? STATUS[code] : 200;
+  record(`server.ts ${c.policy}/${c.name}`, res.status === status && equalBytes(body, c.want) ? [] : [`status ${res.status}: ${text(body).slice(0, 200)}`]);
 }
 {
   const h = handlers.get("default")!;

@@ -28,18 +28,44 @@ export async function goldenCases(io, root) {
   return cases;
 }
 
+// STATUS is the HTTP status of each error code (docs/architecture.md).
+export const STATUS = { bad_json: 400, bad_field: 422, limit: 413, bad_policy: 422, bad_answer: 422, internal: 500 };
+
+// goldenErrorCode is the code of a golden file that is the error JSON (a
+// request the gate must refuse), else "".
+export function goldenErrorCode(want) {
+  const t = text(want);
+  if (!t.startsWith('{"error":')) return "";
+  return JSON.parse(t).error.code;
+}
+
 // checkGolden decides every case with decide(policy, requestBytes) ->
-// {ok, body} and compares bytes. It returns {passed, failed, failures}.
+// {ok, body, status?} and compares bytes: the decision, or for a golden
+// error the error JSON (and its status, when the host gives one). Then the
+// cases restated in another score convention (<base>.<metric>, see
+// internal/invariance) must decide as their base: the same action and a
+// confidence within 1e-5; a difference is a failure, agreement adds no
+// count. It returns {passed, failed, failures}.
 export async function checkGolden(cases, decide) {
   let passed = 0;
   const failures = [];
+  const decided = new Map();
   for (const c of cases) {
+    const code = goldenErrorCode(c.want);
     let got;
     try {
       const r = await decide(c.policy, c.request);
-      got = r.ok ? r.body : null;
-      if (!r.ok) {
+      got = r.body;
+      if (!r.ok && !code) {
         failures.push(`${c.policy}/${c.name}: error ${r.status}: ${text(r.body)}`);
+        continue;
+      }
+      if (r.ok && code) {
+        failures.push(`${c.policy}/${c.name}: decided, but the golden file is the error ${code}`);
+        continue;
+      }
+      if (!r.ok && r.status !== undefined && r.status !== STATUS[code]) {
+        failures.push(`${c.policy}/${c.name}: status ${r.status} for ${code}, want ${STATUS[code]}`);
         continue;
       }
     } catch (err) {
@@ -48,10 +74,24 @@ export async function checkGolden(cases, decide) {
     }
     if (equalBytes(got, c.want)) {
       passed++;
+      decided.set(`${c.policy}/${c.name}`, got);
     } else {
-      failures.push(`${c.policy}/${c.name}: decision differs from the golden file\n` +
+      failures.push(`${c.policy}/${c.name}: ${code ? "error" : "decision"} differs from the golden file\n` +
         `  got  ${text(got).slice(0, 400)}\n  want ${text(c.want).slice(0, 400)}\n` +
         `  first difference at byte ${firstDiff(got, c.want)}`);
+    }
+  }
+  for (const [key, got] of decided) {
+    const dot = key.indexOf(".");
+    if (dot < 0) continue;
+    const base = decided.get(key.slice(0, dot));
+    if (!base) {
+      failures.push(`${key}: restated from ${key.slice(0, dot)}, which did not decide as its golden file`);
+      continue;
+    }
+    const a = JSON.parse(text(base)), b = JSON.parse(text(got));
+    if (a.action !== b.action || Math.abs(a.confidence - b.confidence) > 1e-5) {
+      failures.push(`${key}: decides ${b.action} ${b.confidence}, but ${key.slice(0, dot)} ${a.action} ${a.confidence}: the score conventions must not change a decision`);
     }
   }
   return { passed, failed: failures.length, failures };

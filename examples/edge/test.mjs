@@ -14,7 +14,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BAD_INPUTS, checkError, checkGolden, goldenCases, summary, text } from "./golden.js";
+import { BAD_INPUTS, checkError, checkGolden, goldenCases, STATUS, summary, text } from "./golden.js";
 import { systemText } from "./gateway.js";
 
 const base = process.argv[2];
@@ -110,11 +110,18 @@ function chatBody(req, extra = {}) {
   return body;
 }
 
-// Every golden case through the gateway, checked against its golden decision.
+// Every golden case through the gateway, checked against its golden decision,
+// or for a golden error the error JSON with the body's own field names
+// (chunks are the documents, the other request members the extension's).
 for (const c of cases) {
   const d = JSON.parse(text(c.want));
   const body = chatBody(c.request);
   const r = await post(`/${c.policy}/v1/chat/completions`, JSON.stringify(body));
+  if (d.error) {
+    const field = d.error.field.startsWith("chunks") ? "documents" + d.error.field.slice("chunks".length) : "ctxgate." + d.error.field;
+    record(`gateway ${c.policy}/${c.name} (${d.error.code})`, checkError({ status: STATUS[d.error.code], code: d.error.code, field }, r.status, r.body));
+    continue;
+  }
   const p = [];
   const h = (k) => r.headers.get(k);
   if (r.status !== 200) p.push(`status ${r.status}: ${text(r.body).slice(0, 200)}`);

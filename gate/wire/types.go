@@ -26,6 +26,14 @@ type Request struct {
 	Now    string `json:"now"`
 	NowSec int64  `json:"-"` // Now parsed to Unix seconds; HasNow tells whether it was set
 	HasNow bool   `json:"-"`
+	// VectorMetric says how the chunks' scores.vector were measured: "" is
+	// the engine's default (cosine unless the host sets another). The
+	// engine turns every vector score into a similarity (metric.go).
+	VectorMetric VectorMetric `json:"vector_metric"`
+	// RerankScale says whether scores.rerank are probabilities or logits:
+	// "" is the engine's default, else the rule by value (any rerank score
+	// outside [0,1] makes them all logits).
+	RerankScale RerankScale `json:"rerank_scale"`
 }
 
 // Chunk is one retrieved passage.
@@ -117,8 +125,17 @@ type Decision struct {
 	MissingAspects    []string       // missing_aspects
 	ConfidenceFactors []string       // confidence_factors
 	Recommendations   []string       // recommendations
+	Warnings          []Warning      // warnings; left out of the JSON when empty
 	GapEvent          *GapEvent      // gap_event; nil when the decision is not a gap
 	Policy            PolicyRef      // policy
+}
+
+// Warning is something about the request the gate decided despite, such
+// as vector scores that look like distances under a similarity metric: a
+// stable code and a message saying what to change.
+type Warning struct {
+	Code    string // code
+	Message string // message
 }
 
 // Signal is one named number. Signals are reported only when their inputs

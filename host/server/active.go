@@ -101,7 +101,8 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 	a := &active{document: l.policy, source: l.source, loadedAt: time.Now().UTC(), done: make(chan struct{})}
 	if s.opts.Native {
 		// The same bundle rules the module applies in its sandbox.
-		n, err := host.NewNativeTrusted(l.policy, l.trust, s.opts.Policy.TrustMode)
+		n, err := host.NewNativeOptions(host.Options{Policy: l.policy, TrustKeys: l.trust, TrustMode: s.opts.Policy.TrustMode,
+			VectorMetric: s.opts.VectorMetric, RerankScale: s.opts.RerankScale})
 		if err != nil {
 			return nil, err
 		}

@@ -43,6 +43,13 @@ func TestGateGolden(t *testing.T) {
 						t.Fatalf("%s: no golden decision", p)
 					}
 					r := post(t, s.url+"/v1/gate", body)
+					if c.IsError() {
+						// A request the gate refuses: the golden error JSON.
+						if r.status != http.StatusUnprocessableEntity || !bytes.Equal(r.body, bytes.TrimSpace(want)) {
+							t.Fatalf("%s: status %d\n got %s\nwant %s", p, r.status, truncate(r.body), truncate(want))
+						}
+						continue
+					}
 					if r.status != 200 || !bytes.Equal(r.body, bytes.TrimSpace(want)) {
 						t.Fatalf("%s: status %d\n got %s\nwant %s", p, r.status, truncate(r.body), truncate(want))
 					}

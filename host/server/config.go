@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/host"
 )
 
@@ -41,6 +42,12 @@ type FileConfig struct {
 	GapLogKeep     int   `yaml:"gap_log_keep"`
 	// The decision log, the feedback log and their secrets.
 	DecisionLogConfig `yaml:",inline"`
+
+	// VectorMetric and RerankScale are the score conventions of every
+	// request that states none (docs/decision.md): the vector store's
+	// metric, and whether rerank scores are probabilities or logits.
+	VectorMetric string `yaml:"vector_metric"`
+	RerankScale  string `yaml:"rerank_scale"`
 
 	DocumentsPath string `yaml:"documents_path"`
 	QueryPath     string `yaml:"query_path"`
@@ -211,6 +218,20 @@ func (c *FileConfig) Options() (Options, error) {
 			return o, errors.New("config: trust_mode (--trust-mode) is " + c.TrustMode + " but no trust files are given (trust, --trust): nothing would be verified")
 		}
 		o.Policy.TrustMode = m
+	}
+	if c.VectorMetric != "" {
+		m, ok := wire.ParseVectorMetric(c.VectorMetric)
+		if !ok {
+			return o, errors.New("config: vector_metric (--vector-metric): unknown metric " + strconv.Quote(c.VectorMetric) + " (want cosine, dot, l2, l2_squared, cosine_distance or negative_dot)")
+		}
+		o.VectorMetric = m
+	}
+	if c.RerankScale != "" {
+		r, ok := wire.ParseRerankScale(c.RerankScale)
+		if !ok {
+			return o, errors.New("config: rerank_scale (--rerank-scale): unknown scale " + strconv.Quote(c.RerankScale) + " (want probability or logit)")
+		}
+		o.RerankScale = r
 	}
 	if c.Module != "" {
 		m, err := host.ParseModule(c.Module)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
 )
 
@@ -81,6 +82,8 @@ func TestConfigErrors(t *testing.T) {
 		"trust_mode: ed25519\n":                    "no trust files are given",
 		"policy: p.json\ntrust_mode: hybrid\n":     "no trust files are given",
 		"trust: [k.pub]\ntrust_mode: \"ML-DSA\"\n": "unknown mode",
+		"vector_metric: euclid\n":                  `vector_metric (--vector-metric): unknown metric "euclid"`,
+		"rerank_scale: odds\n":                     `rerank_scale (--rerank-scale): unknown scale "odds"`,
 	} {
 		c, err := ParseFileConfig([]byte(doc))
 		if err != nil {
@@ -94,6 +97,11 @@ func TestConfigErrors(t *testing.T) {
 		c, _ := ParseFileConfig([]byte("trust: [k.pub]\ntrust_mode: \"" + name + "\"\n"))
 		if o, err := c.Options(); err != nil || o.Policy.TrustMode != want {
 			t.Errorf("trust_mode %q: %v, %v", name, o.Policy.TrustMode, err)
+		}
+	}
+	if c, _ := ParseFileConfig([]byte("vector_metric: l2_squared\nrerank_scale: logit\n")); c != nil {
+		if o, err := c.Options(); err != nil || o.VectorMetric != gate.MetricL2Squared || o.RerankScale != gate.RerankLogit {
+			t.Errorf("vector_metric, rerank_scale: %q %q %v", o.VectorMetric, o.RerankScale, err)
 		}
 	}
 	c, _ := ParseFileConfig([]byte("caveat_delivery: append\n"))
@@ -163,5 +171,34 @@ func TestSufficientContextNeedsTheSignal(t *testing.T) {
 	ps = PolicySource{Path: filepath.Join(dir, "b.json"), SufficientContext: &SufficientContext{MinContexts: &two}}
 	if _, err := ps.Load(); err == nil || !strings.Contains(err.Error(), "signed") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// The configured vector_metric is the default of every request that states
+// none, natively and through the module: a request of squared l2
+// distances decides as its cosines do.
+func TestServeVectorMetric(t *testing.T) {
+	cosines := request(t, "default", "inject")
+	restated, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", "default", "inject.l2_squared.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := []byte(strings.Replace(string(restated), `"vector_metric": "l2_squared",`, "", 1))
+	if string(bare) == string(restated) {
+		t.Fatal("no vector_metric to leave out")
+	}
+	for _, native := range []bool{false, true} {
+		plain := start(t, Options{Native: native})
+		want := post(t, plain.url+"/v1/gate", restated)
+		s := start(t, Options{Native: native, VectorMetric: gate.MetricL2Squared})
+		got := post(t, s.url+"/v1/gate", bare)
+		if got.status != 200 || string(got.body) != string(want.body) {
+			t.Errorf("native %v: %d %s\nwant %s", native, got.status, truncate(got.body), truncate(want.body))
+		}
+		// A request's own vector_metric wins.
+		stated := []byte(strings.Replace(string(cosines), "{", `{"vector_metric":"cosine",`, 1))
+		if r, w := post(t, s.url+"/v1/gate", stated), post(t, plain.url+"/v1/gate", cosines); r.status != 200 || string(r.body) != string(w.body) {
+			t.Errorf("native %v: cosines stated under an l2_squared default: %d %s\nwant %s", native, r.status, truncate(r.body), truncate(w.body))
+		}
 	}
 }

@@ -47,7 +47,8 @@ func (s *Server) gateOptions(l *loaded, poolSize int, interrupt host.Interrupt) 
 		Module: s.opts.Module, Wasm: s.opts.Wasm,
 		Policy: l.policy, TrustKeys: l.trust, TrustMode: s.opts.Policy.TrustMode,
 		PoolSize: poolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
-		Interrupt:     interrupt,
+		Interrupt:    interrupt,
+		VectorMetric: s.opts.VectorMetric, RerankScale: s.opts.RerankScale,
 		MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),
 		// The server bounds each call with the request's gate deadline;
 		// the host's own timeout would also bound prewarming.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/host"
 )
 
@@ -49,6 +50,10 @@ type Options struct {
 	LargeConcurrency int // default GOMAXPROCS-1, at least 1
 	MaxPages         uint32
 	CacheDir         string
+	// VectorMetric and RerankScale are the score conventions of every
+	// request that states none (host.Options).
+	VectorMetric gate.VectorMetric
+	RerankScale  gate.RerankScale
 
 	// Upstream is the OpenAI-compatible base URL gateway mode forwards to
 	// (the request path is appended; a base URL ending in /v1 takes it

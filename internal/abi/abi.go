@@ -46,6 +46,12 @@ const (
 	// default: Ed25519 and ML-DSA-65), "ed25519" or "ml-dsa-65"
 	// (bundle.ParseMode). Set without ConfigTrustKeys, it is an error.
 	ConfigTrustMode = "trust_mode"
+	// ConfigVectorMetric is the vector_metric of every request that states
+	// none (docs/decision.md); absent or empty: cosine.
+	ConfigVectorMetric = "vector_metric"
+	// ConfigRerankScale is the rerank_scale of every request that states
+	// none; absent or empty: the rule by value.
+	ConfigRerankScale = "rerank_scale"
 )
 
 // Op selects what ctxgate_call runs.

@@ -52,6 +52,10 @@ func Load(root string) ([]Case, error) {
 	return out, nil
 }
 
+// IsError reports whether the golden file is the error JSON: a request the
+// gate must refuse, with exactly these bytes, in every host.
+func (c *Case) IsError() bool { return strings.HasPrefix(string(c.Decision), `{"error":`) }
+
 // Policies returns the policies of cases in order of first appearance
 // (Load's order: sorted).
 func Policies(cases []Case) []string {

@@ -1074,6 +1074,10 @@ func (d *directDecoder) request(req *Request) bool {
 				if !d.isNull() && !d.now(req) {
 					return false
 				}
+			case fVectorMetric, fRerankScale:
+				if !d.isNull() && !d.name(req, f) {
+					return false
+				}
 			default:
 				return false
 			}
@@ -1139,6 +1143,29 @@ func (d *directDecoder) now(req *Request) bool {
 	}
 	req.Now, req.NowSec, req.HasNow = s, sec, true
 	return true
+}
+
+// name reads vector_metric or rerank_scale (field f). A name the gate
+// knows becomes its constant, so the Request keeps no string of the
+// request's, and "" is the default, as absent; any other string is given
+// up on, and the tree decoder keeps it for the engine to refuse with the
+// error naming the values.
+func (d *directDecoder) name(req *Request, f int) bool {
+	b, ok := d.str(d.m.junk[:0])
+	d.m.junk = b
+	if !ok {
+		return false
+	}
+	s := view.String(b)
+	if s == "" {
+		return true // the default, as absent
+	}
+	if f == fVectorMetric {
+		req.VectorMetric, ok = wire.ParseVectorMetric(s)
+	} else {
+		req.RerankScale, ok = wire.ParseRerankScale(s)
+	}
+	return ok
 }
 
 func (d *directDecoder) results(req *Request) bool {
@@ -1456,8 +1483,9 @@ func (d *directDecoder) chunk(c *Chunk, i, level int) bool {
 	return true
 }
 
-// scores reads a chunk's scores with the tree decoder's range rules
-// (request.go, scores), and writes every field of s (see chunk).
+// scores reads a chunk's scores with the tree decoder's rules (request.go,
+// scores: vector and rerank as given, the others >= 0), and writes every
+// field of s (see chunk).
 func (d *directDecoder) scores(s *Scores, level int) bool {
 	if !d.open('{', level) {
 		return false
@@ -1485,14 +1513,6 @@ func (d *directDecoder) scores(s *Scores, level int) bool {
 				}
 				switch f {
 				case fVector:
-					if v < -1 || v > 1+vectorSlack {
-						return false
-					}
-					if v <= 0 {
-						v = 0
-					} else if v > 1 {
-						v = 1
-					}
 					vector, hasVector = v, true
 				case fRerank:
 					rerank, hasRerank = v, true

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/internal/hostile"
 )
 
@@ -93,6 +94,13 @@ var directCases = []string{
 	`{"query":"q","results_per_query":[[{"id":"a","scores":{"vector":1.0000000005}}],[{"id":"a"},{}],[]]}`,
 	`{"query":"q","results_per_query":[]}`,
 	`{"query":"q","now":"2024-05-01T12:00:00+02:00"}`,
+	`{"vector_metric":"l2_squared","query":"q","rerank_scale":"logit","chunks":[{"scores":{"vector":0.31,"rerank":-2.5}}]}`,
+	`{"query":"q","vector_metric":"dot","chunks":[{"scores":{"vector":101.9}},{"scores":{"vector":-3e2}}]}`,
+	`{"query":"q","vector_metric":null,"rerank_scale":null}`,
+	`{"query":"q","vector_metric":"cosine_distance","rerank_scale":"probability"}`,
+	`{"query":"q","vector_metric":"negative_dot","chunks":[{"scores":{"vector":-0.8}}]}`,
+	`{"query":"q","vector_metric":"l2","chunks":[{"scores":{"vector":0}}]}`,
+	`{"query":"q","vector_metric":"cosine"}`,
 	// Near misses: each is rejected, or valid in a shape the direct decoder leaves to the tree.
 	``, ` `, `[]`, `"q"`, `{}`, `{"query":""}`, `{"query":"  "}`, `{"query":null}`, `{"query":1}`,
 	`{"query":"q",}`, `{"query":"q"} x`, `{"query":"q"`, `{"query":"q","query":"r"}`,
@@ -117,6 +125,9 @@ var directCases = []string{
 	`{"query":"q","chunks":[{"text":"0123456789012345678901234567890123456789x"}]}`,
 	`{"query":"q","chunks":[{"text":"012345678901234567890123456789"},{"text":"012345678901234567890123456789x"}]}`,
 	`{"query":"q","chunks":[{},{},{},{}]}`, `{"query":"q","chunk":[]}`, `{"query":"q","chunks":[{"Text":"x"}]}`,
+	`{"query":"q","vector_metric":"euclid"}`, `{"query":"q","vector_metric":"Cosine"}`, `{"query":"q","rerank_scale":"odds"}`,
+	`{"query":"q","vector_metric":"dot","vector_metric":"dot"}`, `{"query":"q","vector_metric":3}`, `{"query":"q","rerank_scale":true}`,
+	`{"query":"q","vector_metric":"d\u006ft"}`, `{"query":"q","vector_metric":""}`,
 }
 
 func TestDecodeDirectMatchesTree(t *testing.T) {
@@ -160,8 +171,12 @@ func TestDecodeDirectTakesValidRequests(t *testing.T) {
 	}
 	for name, b := range inputs {
 		var ps jsonx.Parser
-		if _, err := decodeRequestTree(&ps, append([]byte(nil), b...), nil, false); err != nil {
+		req, err := decodeRequestTree(&ps, append([]byte(nil), b...), nil, false)
+		if err != nil {
 			continue // a golden error case
+		}
+		if _, ok := wire.ParseVectorMetric(string(req.VectorMetric)); !ok && req.VectorMetric != "" {
+			continue // an unknown name: the direct decoder leaves it to the tree decoder, the engine refuses it
 		}
 		if !checkDirect(t, b, nil, &m) {
 			t.Errorf("%s: valid, but the direct decoder gave up", name)

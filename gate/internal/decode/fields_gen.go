@@ -12,6 +12,8 @@ const (
 	fQueryEmbedding  // request.query_embedding
 	fResultsPerQuery // request.results_per_query
 	fNow             // request.now
+	fVectorMetric    // request.vector_metric
+	fRerankScale     // request.rerank_scale
 	fID              // chunk.id
 	fDocID           // chunk.doc_id
 	fTitle           // chunk.title
@@ -36,7 +38,7 @@ const (
 // Each object's first and last field code: a code's bit in the object's
 // seen mask is 1 << (code - first).
 const (
-	firstRequestField, lastRequestField = fQuery, fNow
+	firstRequestField, lastRequestField = fQuery, fRerankScale
 	firstChunkField, lastChunkField     = fID, fMetadata
 	firstScoreField, lastScoreField     = fVector, fSparse
 )
@@ -44,7 +46,7 @@ const (
 // The member names each object accepts, as the tree decoder's strict
 // check lists them.
 const (
-	requestFields = "query chunks query_embedding results_per_query now"
+	requestFields = "query chunks query_embedding results_per_query now vector_metric rerank_scale"
 	chunkFields   = "id doc_id title text scores updated_at trust untrusted embedding temperature metadata"
 	scoreFields   = "vector bm25 rerank rrf boosted graph sparse"
 )
@@ -55,7 +57,7 @@ const maxFieldLen = 17
 // fieldLen is each field name's length (by field code), so that a name
 // with a zero byte never passes for a shorter one: its word ends in zeros
 // too.
-var fieldLen = [nFields]uint8{fQuery: 5, fChunks: 6, fQueryEmbedding: 15, fResultsPerQuery: 17, fNow: 3, fID: 2, fDocID: 6, fTitle: 5, fText: 4, fScores: 6, fUpdatedAt: 10, fTrust: 5, fUntrusted: 9, fEmbedding: 9, fTemperature: 11, fMetadata: 8, fVector: 6, fBM25: 4, fRerank: 6, fRRF: 3, fBoosted: 7, fGraph: 5, fSparse: 6}
+var fieldLen = [nFields]uint8{fQuery: 5, fChunks: 6, fQueryEmbedding: 15, fResultsPerQuery: 17, fNow: 3, fVectorMetric: 13, fRerankScale: 12, fID: 2, fDocID: 6, fTitle: 5, fText: 4, fScores: 6, fUpdatedAt: 10, fTrust: 5, fUntrusted: 9, fEmbedding: 9, fTemperature: 11, fMetadata: 8, fVector: 6, fBM25: 4, fRerank: 6, fRRF: 3, fBoosted: 7, fGraph: 5, fSparse: 6}
 
 // fieldTail is the part of a name past its sixteenth byte, "" for the
 // others.
@@ -81,6 +83,14 @@ func fieldOf(w0, w1 uint64, n int) int {
 		}
 	case 0x776f6e: // "now"
 		f = fNow
+	case 0x6d5f726f74636576: // "vector_metric"
+		if w1 == 0x6369727465 {
+			f = fVectorMetric
+		}
+	case 0x735f6b6e61726572: // "rerank_scale"
+		if w1 == 0x656c6163 {
+			f = fRerankScale
+		}
 	case 0x6469: // "id"
 		f = fID
 	case 0x64695f636f64: // "doc_id"

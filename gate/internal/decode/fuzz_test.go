@@ -21,6 +21,11 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"query":"q","chunks":[{"id":"a"},{"id":"a"}]}`,
 		`{"query":"q","chunks":[{"scores":{"vector":1.5}}]}`,
 		`{"query":"","chunks":[]}`,
+		`{"query":"q","vector_metric":"l2_squared","rerank_scale":"logit","chunks":[{"scores":{"vector":0.31,"rerank":2.5}},{"scores":{"vector":0.52}}]}`,
+		`{"query":"q","vector_metric":"dot","chunks":[{"scores":{"vector":101.9}},{"scores":{"vector":-3e2}}]}`,
+		`{"query":"q","vector_metric":"negative_dot","rerank_scale":"probability","chunks":[{"scores":{"vector":-0.8,"rerank":0.4}}]}`,
+		`{"query":"q","vector_metric":"euclid","rerank_scale":"odds"}`,
+		`{"query":"q","vector_metric":null,"rerank_scale":null}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -71,8 +76,8 @@ func checkRequestInvariants(t *testing.T, req *Request) {
 			}
 			ids[c.ID] = true
 			s := c.Scores
-			if s.HasVector && (s.Vector < 0 || s.Vector > 1) {
-				t.Fatalf("vector %v outside [0,1]", s.Vector)
+			if s.HasVector && (s.Vector != s.Vector || s.Vector-s.Vector != 0) {
+				t.Fatalf("vector %v not finite", s.Vector)
 			}
 			if s.BM25 < 0 || s.RRF < 0 || s.Boosted < 0 || s.Graph < 0 || s.Sparse < 0 || (c.HasTrust && (c.Trust < 0 || c.Trust > 1)) {
 				t.Fatalf("out-of-range score %+v trust %v", s, c.Trust)
@@ -93,6 +98,14 @@ func appendRequest(dst []byte, r *Request) []byte {
 	if r.HasNow {
 		dst = append(dst, `,"now":`...)
 		dst = jsonx.AppendString(dst, r.Now)
+	}
+	if r.VectorMetric != "" {
+		dst = append(dst, `,"vector_metric":`...)
+		dst = jsonx.AppendString(dst, string(r.VectorMetric))
+	}
+	if r.RerankScale != "" {
+		dst = append(dst, `,"rerank_scale":`...)
+		dst = jsonx.AppendString(dst, string(r.RerankScale))
 	}
 	if r.QueryEmbedding != nil {
 		dst = append(dst, `,"query_embedding":`...)

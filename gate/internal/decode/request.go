@@ -177,7 +177,33 @@ func decodeRequestTree(ps *jsonx.Parser, data []byte, lim *Limits, inPlace bool)
 		}
 		req.Now, req.NowSec, req.HasNow = strings.Clone(s), sec, true
 	}
+
+	// vector_metric and rerank_scale: any string here; the engine checks the
+	// name (a Go caller's Request is checked there too, with the same error).
+	m, err := name(top, "vector_metric", func(s string) (string, bool) { m, ok := wire.ParseVectorMetric(s); return string(m), ok })
+	if err != nil {
+		return nil, err
+	}
+	r, err := name(top, "rerank_scale", func(s string) (string, bool) { r, ok := wire.ParseRerankScale(s); return string(r), ok })
+	if err != nil {
+		return nil, err
+	}
+	req.VectorMetric, req.RerankScale = wire.VectorMetric(m), wire.RerankScale(r)
 	return req, nil
+}
+
+// name reads the optional string member key: the constant parse gives
+// for a name the gate knows (no string of the request's is kept), else a
+// copy of the string, for the engine to refuse.
+func name(o jsonread.Obj, key string, parse func(string) (string, bool)) (string, *Error) {
+	s, ok, err := o.Str(key, false)
+	if err != nil || !ok {
+		return "", err
+	}
+	if c, known := parse(s); known {
+		return c, nil
+	}
+	return strings.Clone(s), nil
 }
 
 // valueBudget is the most JSON values a request may hold: one per 8
@@ -345,21 +371,17 @@ func ownStrings(c *Chunk, autoID bool) {
 	c.DocID, c.Title, c.Text, c.UpdatedAt = next(c.DocID), next(c.Title), next(c.Text), next(c.UpdatedAt)
 }
 
-// vectorSlack is how far above 1 a cosine similarity may be and still count
-// as 1: normalizing and dotting float32 vectors routinely gives 1.0000000002.
-const vectorSlack = 1e-9
-
 // scores reads a chunk's scores, recording presence in the Has* flags so a
 // present 0 is never mistaken for a missing score.
-//   - vector is a cosine similarity: in [-1, 1+1e-9]. Negative values clamp
-//     to 0 (a negative cosine means unrelated, and the confidence-gating code maps
-//     distance to similarity as clamp(1-distance, 0, 1)); values just above
-//     1 clamp to 1; anything else (a distance, a percentage) is an error
-//     rather than a silently wrong gate.
+//   - vector is any finite number, as the retriever gave it: what it may be
+//     depends on the request's vector_metric, so the engine checks it and
+//     turns it into a similarity (gate/metric.go), for a Go caller's
+//     Request as for a decoded one.
 //   - bm25, rrf, boosted, graph and sparse (a learned-sparse retriever's
 //     raw score) are non-negative by construction.
-//   - rerank may be any number: cross-encoders return logits; the logic
-//     normalizes it where a signal needs [0,1].
+//   - rerank may be any number: cross-encoders return logits; the engine
+//     checks it against rerank_scale and normalizes it where a signal
+//     needs [0,1].
 func scores(s *Scores, o jsonread.Obj) *Error {
 	if err := o.Strict(scoreFields); err != nil {
 		return err
@@ -367,16 +389,6 @@ func scores(s *Scores, o jsonread.Obj) *Error {
 	var err *Error
 	if s.Vector, s.HasVector, err = o.Num("vector", false); err != nil {
 		return err
-	}
-	if s.HasVector {
-		if s.Vector < -1 || s.Vector > 1+vectorSlack {
-			return o.Fail("vector", "must be a cosine similarity in [-1, 1]")
-		}
-		if s.Vector <= 0 {
-			s.Vector = 0 // also turns -0 into 0
-		} else if s.Vector > 1 {
-			s.Vector = 1
-		}
 	}
 	nonNeg := func(key string, x *float64, has *bool) *Error {
 		var err *Error

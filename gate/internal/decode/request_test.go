@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ctxgate/ctxgate/gate/wire"
 )
 
 func TestDecodeRequestFull(t *testing.T) {
@@ -12,6 +14,8 @@ func TestDecodeRequestFull(t *testing.T) {
 	  "query": "  How do plants make food?\n",
 	  "query_embedding": [0.1, -0.2, 0.3],
 	  "now": "2024-05-01T12:00:00Z",
+	  "vector_metric": "cosine",
+	  "rerank_scale": "logit",
 	  "chunks": [
 	    {"id": "a", "doc_id": "d1", "title": "Photosynthesis", "text": "Plants use light.",
 	     "scores": {"vector": 0.82, "bm25": 0, "rerank": -3.5, "rrf": 0.016, "boosted": 0.9, "graph": 2, "sparse": 2.5e6},
@@ -35,6 +39,9 @@ func TestDecodeRequestFull(t *testing.T) {
 	if !req.HasNow || req.Now != "2024-05-01T12:00:00Z" || req.NowSec != 1714564800 {
 		t.Errorf("now: %v %q %d", req.HasNow, req.Now, req.NowSec)
 	}
+	if req.VectorMetric != "cosine" || req.RerankScale != "logit" {
+		t.Errorf("vector_metric %q, rerank_scale %q", req.VectorMetric, req.RerankScale)
+	}
 	if len(req.Chunks) != 3 {
 		t.Fatalf("chunks: %d", len(req.Chunks))
 	}
@@ -51,11 +58,15 @@ func TestDecodeRequestFull(t *testing.T) {
 	}
 	// A present 0 is a score; an absent one is not.
 	c1 := req.Chunks[1]
-	if c1.ID != "c2" || !c1.Scores.HasVector || c1.Scores.Vector != 0 || c1.Scores.HasBM25 || c1.HasTrust || c1.HasUpdated || c1.HasTemperature {
+	if c1.ID != "c2" || !c1.Scores.HasVector || c1.Scores.HasBM25 || c1.HasTrust || c1.HasUpdated || c1.HasTemperature {
 		t.Errorf("chunk 1 = %+v", c1)
 	}
-	if c2 := req.Chunks[2]; c2.Scores.Vector != 1 || c2.Title != "" {
-		t.Errorf("vector slack not clamped to 1: %+v", c2)
+	// Vector scores are kept as given: the engine reads them by the metric.
+	if c1 := req.Chunks[1]; c1.Scores.Vector != -0.3 {
+		t.Errorf("negative vector score changed: %+v", c1)
+	}
+	if c2 := req.Chunks[2]; c2.Scores.Vector != 1.0000000005 || c2.Title != "" {
+		t.Errorf("vector score changed: %+v", c2)
 	}
 	if len(req.ResultsPerQuery) != 2 || len(req.ResultsPerQuery[1]) != 2 || req.ResultsPerQuery[1][0].ID != "x" || req.ResultsPerQuery[1][1].ID != "c2" {
 		t.Errorf("results_per_query = %+v", req.ResultsPerQuery)
@@ -117,10 +128,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"text not string", chunk(`{"text":["a"]}`), nil, CodeBadField, "chunks[0].text", "must be a string"},
 		{"scores not object", chunk(`{"scores":0.5}`), nil, CodeBadField, "chunks[0].scores", "must be an object"},
 		{"vector not number", chunk(`{"scores":{"vector":"0.5"}}`), nil, CodeBadField, "chunks[0].scores.vector", "must be a number"},
-		{"vector above 1", chunk(`{"scores":{"vector":1.01}}`), nil, CodeBadField, "chunks[0].scores.vector", "cosine similarity in [-1, 1]"},
-		{"vector just past slack", chunk(`{"scores":{"vector":1.000000002}}`), nil, CodeBadField, "chunks[0].scores.vector", "cosine"},
-		{"vector below -1", chunk(`{"scores":{"vector":-1.5}}`), nil, CodeBadField, "chunks[0].scores.vector", "cosine"},
-		{"vector as distance", chunk(`{"scores":{"vector":87}}`), nil, CodeBadField, "chunks[0].scores.vector", "cosine"},
+		{"vector_metric not string", `{"query":"q","vector_metric":2}`, nil, CodeBadField, "vector_metric", "must be a string"},
+		{"rerank_scale not string", `{"query":"q","rerank_scale":["logit"]}`, nil, CodeBadField, "rerank_scale", "must be a string"},
 		{"negative bm25", chunk(`{"scores":{"bm25":-0.1}}`), nil, CodeBadField, "chunks[0].scores.bm25", "must be >= 0"},
 		{"negative rrf", chunk(`{"scores":{"rrf":-1}}`), nil, CodeBadField, "chunks[0].scores.rrf", "must be >= 0"},
 		{"negative boosted", chunk(`{"scores":{"boosted":-1}}`), nil, CodeBadField, "chunks[0].scores.boosted", "must be >= 0"},
@@ -144,7 +153,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"rpq not array", `{"query":"q","results_per_query":{}}`, nil, CodeBadField, "results_per_query", "must be an array"},
 		{"rpq list not array", `{"query":"q","results_per_query":[[],{}]}`, nil, CodeBadField, "results_per_query[1]", "must be an array"},
 		{"rpq duplicate id", `{"query":"q","results_per_query":[[{"id":"a"}],[{"id":"b"},{"id":"b"}]]}`, nil, CodeBadField, "results_per_query[1][1].id", "first used by results_per_query[1][0]"},
-		{"rpq bad score", `{"query":"q","results_per_query":[[{"scores":{"vector":2}}]]}`, nil, CodeBadField, "results_per_query[0][0].scores.vector", "cosine"},
+		{"rpq bad score", `{"query":"q","results_per_query":[[{"scores":{"vector":"2"}}]]}`, nil, CodeBadField, "results_per_query[0][0].scores.vector", "must be a number"},
 
 		{"limit request bytes", `{"query":"q","chunks":[` + strings.Repeat(`{},`, 200) + `{}]}`, small, CodeLimit, "", "(max_request_bytes)"},
 		{"limit depth", chunk(`{"metadata":{"a":{"b":{"c":[1]}}}}`), small, CodeLimit, "", "nesting deeper than 6 levels"},
@@ -178,12 +187,15 @@ func TestDecodeRequestErrors(t *testing.T) {
 	}
 }
 
-func TestDecodeRequestClamps(t *testing.T) {
+// Vector and rerank scores are kept as given: what they may be depends on
+// the request's vector_metric and rerank_scale, which the engine reads
+// (gate/metric.go).
+func TestDecodeRequestKeepsScores(t *testing.T) {
 	tests := []struct {
 		vector string
 		want   float64
 	}{
-		{"-1", 0}, {"-0.2", 0}, {"-0", 0}, {"0", 0}, {"0.5", 0.5}, {"1", 1}, {"1.000000001", 1},
+		{"-1", -1}, {"-0.2", -0.2}, {"0", 0}, {"0.5", 0.5}, {"1.000000001", 1.000000001}, {"101.9", 101.9}, {"-3e5", -3e5},
 	}
 	for _, tc := range tests {
 		req, err := DecodeRequest([]byte(`{"query":"q","chunks":[{"scores":{"vector":`+tc.vector+`}}]}`), nil)
@@ -291,5 +303,32 @@ func TestDecodeAnswerValueBudget(t *testing.T) {
 	_, err := DecodeAnswer([]byte(in), &Limits{MaxChunks: 10})
 	if e, _ := err.(*Error); e == nil || e.Code != CodeLimit || !strings.Contains(e.Message, "more than 18 values") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// The decoders keep any vector_metric and rerank_scale string: the engine
+// checks the names, so that a Go caller's Request gets the same error. A
+// known name is its constant; "" is the default, as absent.
+func TestDecodeScoreConventions(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		metric wire.VectorMetric
+		scale  wire.RerankScale
+	}{
+		{`{"query":"q","vector_metric":"l2_squared","rerank_scale":"probability"}`, wire.MetricL2Squared, wire.RerankProbability},
+		{`{"query":"q","vector_metric":"negative_dot"}`, wire.MetricNegativeDot, ""},
+		{`{"query":"q","vector_metric":"Euclid","rerank_scale":"odds"}`, "Euclid", "odds"},
+		{`{"query":"q","vector_metric":"","rerank_scale":null}`, "", ""},
+	} {
+		for _, inPlace := range []bool{false, true} {
+			var m Memory
+			req, err := m.Decode([]byte(c.in), nil, inPlace)
+			if err != nil {
+				t.Fatalf("%s: %v", c.in, err)
+			}
+			if req.VectorMetric != c.metric || req.RerankScale != c.scale {
+				t.Errorf("%s: %q %q, want %q %q", c.in, req.VectorMetric, req.RerankScale, c.metric, c.scale)
+			}
+		}
 	}
 }

@@ -98,12 +98,31 @@ func AppendDecisionSized(dst []byte, d *Decision, held Held, size int) []byte {
 	}
 	dst = appendStrings(dst, `,"confidence_factors":`, d.ConfidenceFactors)
 	dst = appendStrings(dst, `,"recommendations":`, d.Recommendations)
+	if len(d.Warnings) > 0 {
+		dst = appendWarnings(dst, d.Warnings)
+	}
 	dst = append(dst, `,"gap_event":`...)
 	dst = AppendGapEvent(dst, d.GapEvent)
 	dst = jsonx.AppendKeyString(dst, `,"policy":{"name":`, d.Policy.Name)
 	dst = jsonx.AppendKeyString(dst, `,"version":`, d.Policy.Version)
 	dst = jsonx.AppendKeyString(dst, `,"sha256":`, d.Policy.SHA256)
 	return append(dst, "}}"...)
+}
+
+// appendWarnings writes `,"warnings":` and ws as an array of {"code",
+// "message"} objects. It is left out of a decision without warnings, so
+// such a decision keeps the bytes it had before warnings existed.
+func appendWarnings(dst []byte, ws []Warning) []byte {
+	for i := range ws {
+		if i == 0 {
+			dst = jsonx.AppendKeyString(dst, `,"warnings":[{"code":`, ws[i].Code)
+		} else {
+			dst = jsonx.AppendKeyString(dst, `,{"code":`, ws[i].Code)
+		}
+		dst = jsonx.AppendKeyString(dst, `,"message":`, ws[i].Message)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
 }
 
 // appendRAGConfidence writes `,"rag_confidence":` and r, keys in the order of
@@ -311,6 +330,9 @@ func decisionSizeHint(d *Decision) int {
 		for _, x := range l {
 			n += len(x) + 4
 		}
+	}
+	for _, w := range d.Warnings {
+		n += len(w.Code) + len(w.Message) + 32
 	}
 	if g := d.GapEvent; g != nil {
 		n += 256 + len(g.Query) + 24*len(g.QueryEmbedding) + 40*len(g.Signals) + 80*len(g.TopChunks)

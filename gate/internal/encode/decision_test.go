@@ -26,6 +26,7 @@ func fullDecision() *Decision {
 		Prompt:         &Prompt{Instructions: "Use only sources.\nCite [S1].", Sources: "<sources>\n[S1] text &\n</sources>"},
 		Caveat:         "Partial \"evidence\"",
 		MissingAspects: []string{"when"},
+		Warnings:       []Warning{{Code: "scores_look_like_distances", Message: "vector scores rise <down>"}, {Code: "x", Message: ""}},
 		GapEvent: &GapEvent{Kind: "low_confidence", Query: "q", QueryEmbedding: []float64{0.1234567, -1},
 			Confidence: 0.3, Signals: []Signal{{Name: "top_score", Value: 0.3}}, TopChunks: []GapChunk{{ID: "a", DocID: "d1", Score: 0.9}}},
 		Policy: PolicyRef{Name: "default", Version: "1", SHA256: "ab12"},
@@ -42,6 +43,7 @@ func TestAppendDecision(t *testing.T) {
 		`{"id":"b\u003c/x\u003e","doc_id":"","tag":"","kept":false,"reason":"below_floor","score":0.1}],` +
 		`"prompt":{"instructions":"Use only sources.\nCite [S1].","sources":"\u003csources\u003e\n[S1] text \u0026\n\u003c/sources\u003e","minimal":""},` +
 		`"caveat":"Partial \"evidence\"","refusal":null,"missing_aspects":["when"],"confidence_factors":[],"recommendations":[],` +
+		`"warnings":[{"code":"scores_look_like_distances","message":"vector scores rise \u003cdown\u003e"},{"code":"x","message":""}],` +
 		`"gap_event":{"kind":"low_confidence","query":"q","query_embedding":[0.123457,-1],"confidence":0.3,"signals":{"top_score":0.3},"top_chunks":[{"id":"a","doc_id":"d1","score":0.9}]},` +
 		`"policy":{"name":"default","version":"1","sha256":"ab12"}}`
 	got := string(AppendDecision(nil, fullDecision(), nil))
@@ -88,7 +90,8 @@ func TestAppendDecisionKeyOrder(t *testing.T) {
 		return strings.Join(ks, " ")
 	}
 	checks := []struct{ got, want string }{
-		{keys(&v), "action level confidence band interpretation flag_for_review query_type signals rag_confidence chunks prompt caveat refusal missing_aspects confidence_factors recommendations gap_event policy"},
+		{keys(&v), "action level confidence band interpretation flag_for_review query_type signals rag_confidence chunks prompt caveat refusal missing_aspects confidence_factors recommendations warnings gap_event policy"},
+		{keys(v.Get("warnings").Index(0)), "code message"},
 		{keys(v.Get("rag_confidence")), "overall_confidence top_score score_gap score_spread consensus_count bm25_dense_agreement reranker_impact graph_support document_diversity interpretation should_flag_for_review"},
 		{keys(v.Get("chunks").Index(0)), "id doc_id tag kept reason score quality vector bm25 fused"},
 		{keys(v.Get("chunks").Index(1)), "id doc_id tag kept reason score"},

@@ -14,8 +14,8 @@ func TestAppendError(t *testing.T) {
 		err  error
 		want string
 	}{
-		{wire.Errorf(wire.CodeBadField, "chunks[2].scores.vector", "must be a cosine similarity in [-1, 1]"),
-			`{"error":{"code":"bad_field","message":"must be a cosine similarity in [-1, 1]","field":"chunks[2].scores.vector"}}`},
+		{wire.Errorf(wire.CodeBadField, "chunks[2].scores.vector", "101.9 is not a cosine similarity; set vector_metric to dot"),
+			`{"error":{"code":"bad_field","message":"101.9 is not a cosine similarity; set vector_metric to dot","field":"chunks[2].scores.vector"}}`},
 		{wire.Errorf(wire.CodeBadJSON, "", "empty request"), `{"error":{"code":"bad_json","message":"empty request","field":""}}`},
 		{fmt.Errorf("host: %w", wire.Errorf(wire.CodeLimit, "query", "too \"long\"")),
 			`{"error":{"code":"limit","message":"too \"long\"","field":"query"}}`},

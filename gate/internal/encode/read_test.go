@@ -52,6 +52,11 @@ func readDecision(t *testing.T, b []byte) (*Decision, bool) {
 		o.BM25, o.HasBM25 = c.Get("bm25").Float(), c.Get("bm25").Kind() == jsonx.Number
 		o.Fused, o.HasFused = c.Get("fused").Float(), c.Get("fused").Kind() == jsonx.Number
 	}
+	if ws := v.Get("warnings"); ws.Kind() == jsonx.Array {
+		for i := 0; i < ws.Len(); i++ {
+			d.Warnings = append(d.Warnings, Warning{Code: ws.Index(i).Get("code").Str(), Message: ws.Index(i).Get("message").Str()})
+		}
+	}
 	if p := v.Get("prompt"); p.Kind() == jsonx.Object {
 		d.Prompt = &Prompt{Instructions: p.Get("instructions").Str(), Sources: p.Get("sources").Str(), Minimal: p.Get("minimal").Str()}
 	}

@@ -103,6 +103,20 @@ func appendDecisionRef(dst []byte, d *Decision) []byte {
 	dst = appendStringsRef(dst, d.ConfidenceFactors)
 	dst = append(dst, `,"recommendations":`...)
 	dst = appendStringsRef(dst, d.Recommendations)
+	if len(d.Warnings) > 0 {
+		dst = append(dst, `,"warnings":[`...)
+		for i, w := range d.Warnings {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"code":`...)
+			dst = jsonx.AppendString(dst, w.Code)
+			dst = append(dst, `,"message":`...)
+			dst = jsonx.AppendString(dst, w.Message)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
 	dst = append(dst, `,"gap_event":`...)
 	dst = appendGapEventRef(dst, d.GapEvent)
 	dst = append(dst, `,"policy":{"name":`...)
@@ -270,6 +284,12 @@ func fuzzDecision(s, u string, x, y float64, bits uint8) *Decision {
 		d.Refusal = &Refusal{Type: u, Message: s}
 		d.ConfidenceFactors = []string{s}
 		d.Signals = nil
+	}
+	if on(2) {
+		d.Warnings = []Warning{{Code: s, Message: u}}
+		if on(4) {
+			d.Warnings = append(d.Warnings, Warning{Code: u, Message: s + u})
+		}
 	}
 	if on(1) != on(3) {
 		d.RAGConfidence = &RAGConfidence{OverallConfidence: x, TopScore: y, ScoreGap: x * y, ScoreSpread: -y,

@@ -99,9 +99,24 @@ func (z Sizer) Decision(d *Decision, held Held) int {
 		n += z.strs(`,"refusal":null,"missing_aspects":`, d.MissingAspects)
 	}
 	n += z.strs(`,"confidence_factors":`, d.ConfidenceFactors) + z.strs(`,"recommendations":`, d.Recommendations)
+	if len(d.Warnings) > 0 {
+		n += z.warnings(d.Warnings)
+	}
 	n += len(`,"gap_event":`) + z.GapEvent(d.GapEvent)
 	return n + z.Str(`,"policy":{"name":`, d.Policy.Name) + z.Str(`,"version":`, d.Policy.Version) +
 		z.Str(`,"sha256":`, d.Policy.SHA256) + len("}}")
+}
+
+// warnings is appendWarnings' size.
+func (z Sizer) warnings(ws []Warning) int {
+	n := len(`,"warnings":[]`)
+	for i := range ws {
+		n += z.Str(`{"code":`, ws[i].Code) + z.Str(`,"message":`, ws[i].Message) + 1
+		if i > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // ragConfidence is appendRAGConfidence's size.

@@ -6,6 +6,7 @@ import "github.com/ctxgate/ctxgate/gate/wire"
 type (
 	Decision      = wire.Decision
 	Signal        = wire.Signal
+	Warning       = wire.Warning
 	RAGConfidence = wire.RAGConfidence
 	ChunkOutcome  = wire.ChunkOutcome
 	Prompt        = wire.Prompt

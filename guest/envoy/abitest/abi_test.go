@@ -242,6 +242,9 @@ func TestBadConfigFailsStart(t *testing.T) {
 		{"not JSON", `{"policy":`, "ctxgate: plugin configuration: (root): not JSON"},
 		{"bad policy", `{"policy":{"name":"broken"}}`, "ctxgate: plugin configuration: policy: "},
 		{"bundle without trust keys", `{"policy":{"ctxgate_bundle":1}}`, "trust_keys: the policy is a signed bundle"},
+		{"unknown vector metric", `{"vector_metric":"ip"}`, "ctxgate: plugin configuration: vector_metric: must be"},
+		{"a metric the policy cannot read", string(policyConfig(t, "wikigr", `"vector_metric":"dot"`)),
+			`ctxgate: plugin configuration: vector_metric: dot scores have no cosine levels, and policy "wikigr" decides confidence by max_similarity`},
 	}
 	for _, kind := range hostKinds(t) {
 		t.Run(kind.name, func(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/gate/chat"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/wire"
 )
 
 // Config is the plugin configuration (Envoy's
@@ -46,6 +48,10 @@ type Config struct {
 	FailOpen bool
 	// SoftRefusalCheck runs the answer check on non-streaming JSON responses.
 	SoftRefusalCheck bool
+	// VectorMetric and RerankScale are the score conventions of every gate
+	// request that states none (docs/decision.md); empty: the gate's own.
+	VectorMetric gate.VectorMetric
+	RerankScale  gate.RerankScale
 }
 
 // Defaults.
@@ -146,6 +152,18 @@ func (c *Config) set(key string, v *jsonx.Value) error {
 		default:
 			return &configError{key, `must be "reject" or "passthrough"`}
 		}
+	case "vector_metric":
+		m, ok := wire.ParseVectorMetric(v.Str())
+		if v.Kind() != jsonx.String || !ok {
+			return &configError{key, `must be "cosine", "dot", "l2", "l2_squared", "cosine_distance" or "negative_dot"`}
+		}
+		c.VectorMetric = m
+	case "rerank_scale":
+		r, ok := wire.ParseRerankScale(v.Str())
+		if v.Kind() != jsonx.String || !ok {
+			return &configError{key, `must be "probability" or "logit"`}
+		}
+		c.RerankScale = r
 	case "fail_open":
 		return boolField(key, v, &c.FailOpen)
 	case "soft_refusal_check":

@@ -27,7 +27,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "all options", in: `{"policy":{"name":"p","version":"1"},"path_prefix":"/api/chat",
 			"documents_path":"extra.docs","query_path":"input.question","max_body_bytes":2048,
 			"on_oversize":"passthrough","fail_open":true,"soft_refusal_check":false,"trust_keys":["k"],
-			"signature_mode":"ed25519"}`,
+			"signature_mode":"ed25519","vector_metric":"l2_squared","rerank_scale":"logit"}`,
 			want: func(c *Config) {
 				c.Policy = []byte(`{"name":"p","version":"1"}`)
 				c.PathPrefix = "/api/chat"
@@ -39,6 +39,7 @@ func TestParseConfig(t *testing.T) {
 				c.SoftRefusalCheck = false
 				c.TrustKeys = []byte(`["k"]`)
 				c.SignatureMode = "ed25519"
+				c.VectorMetric, c.RerankScale = "l2_squared", "logit"
 			}},
 		{name: "policy as a string keeps its bytes", in: `{"policy":"{\"name\": \"p\"}"}`,
 			want: func(c *Config) { c.Policy, c.PolicyExact = []byte(`{"name": "p"}`), true }},
@@ -60,6 +61,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "documents path empty", in: `{"documents_path":""}`, err: "documents_path: must not be empty"},
 		{name: "documents path is the extension", in: `{"documents_path":"ctxgate"}`, err: "documents_path:"},
 		{name: "trust_keys string", in: `{"trust_keys":"k"}`, err: "trust_keys: must be public keys"},
+		{name: "vector_metric unknown", in: `{"vector_metric":"ip"}`, err: `vector_metric: must be "cosine", "dot", "l2", "l2_squared", "cosine_distance" or "negative_dot"`},
+		{name: "vector_metric not a string", in: `{"vector_metric":1}`, err: `vector_metric: must be`},
+		{name: "rerank_scale unknown", in: `{"rerank_scale":"raw"}`, err: `rerank_scale: must be "probability" or "logit"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

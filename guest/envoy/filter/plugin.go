@@ -63,6 +63,13 @@ func (p *plugin) OnPluginStart(size int) types.OnPluginStartStatus {
 		proxywasm.LogCritical("ctxgate: plugin configuration: policy: " + err.Error())
 		return types.OnPluginStartStatusFailed
 	}
+	// The score conventions the gate applies to requests that state none
+	// (a metric without cosine levels for a policy that reads them fails
+	// here, naming vector_metric).
+	if err := eng.SetDefaults(gate.Defaults{VectorMetric: cfg.VectorMetric, RerankScale: cfg.RerankScale}); err != nil {
+		proxywasm.LogCritical("ctxgate: plugin configuration: " + err.Error())
+		return types.OnPluginStartStatusFailed
+	}
 	p.cfg, p.engine = cfg, eng
 	if p.stats == nil {
 		p.stats = defineStats()

@@ -51,7 +51,17 @@ func (p *Plugin) build() (*gate.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gate.NewEngine(policy)
+	e, err := gate.NewEngine(policy)
+	if err != nil {
+		return nil, err
+	}
+	// The host's score conventions, for every request that states none.
+	metric, _ := p.lookup(abi.ConfigVectorMetric)
+	scale, _ := p.lookup(abi.ConfigRerankScale)
+	if err := e.SetDefaults(gate.Defaults{VectorMetric: gate.VectorMetric(metric), RerankScale: gate.RerankScale(scale)}); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 func (p *Plugin) lookup(key string) ([]byte, bool) {

@@ -3,10 +3,12 @@ package plugin
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/internal/abi"
+	"github.com/ctxgate/ctxgate/policies"
 )
 
 // TestErrorJSON: the guest's error bytes are the core's encoder's, for a
@@ -63,7 +65,8 @@ func TestEngineBuiltOnce(t *testing.T) {
 			}
 			e2, err2 := p.Engine()
 			for k, n := range lookups {
-				if n != 1 || (k != abi.ConfigPolicy && k != abi.ConfigTrustKeys && k != abi.ConfigTrustMode) {
+				if n != 1 || (k != abi.ConfigPolicy && k != abi.ConfigTrustKeys && k != abi.ConfigTrustMode &&
+					k != abi.ConfigVectorMetric && k != abi.ConfigRerankScale) {
 					t.Errorf("config key %q read %d times, want known keys once", k, n)
 				}
 			}
@@ -103,4 +106,59 @@ func TestNoConfigLookup(t *testing.T) {
 	if string(a) != string(b) || string(errA) != string(errB) {
 		t.Errorf("nil lookup differs from absent policy: (%s|%s) vs (%s|%s)", a, errA, b, errB)
 	}
+}
+
+// TestScoreDefaults: the vector_metric and rerank_scale config keys are the
+// conventions of every request that states none; a request's own win, and
+// a bad value fails every call with the error naming the key.
+func TestScoreDefaults(t *testing.T) {
+	config := func(kv ...string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1], true
+				}
+			}
+			return "", false
+		}
+	}
+	distances := []byte(`{"query":"q","chunks":[{"text":"a","scores":{"vector":1.2}},{"text":"b","scores":{"vector":1.5}}]}`)
+	if _, errJSON := New(config()).Evaluate(distances); errJSON == nil {
+		t.Fatal("l2 distances above 1 decided as cosines")
+	}
+	p := New(config(abi.ConfigVectorMetric, "l2", abi.ConfigRerankScale, "logit"))
+	if out, errJSON := p.Evaluate(distances); errJSON != nil {
+		t.Fatalf("default l2: %s", errJSON)
+	} else if e, _ := p.Engine(); e.Defaults() != (gate.Defaults{VectorMetric: gate.MetricL2, RerankScale: gate.RerankLogit}) || len(out) == 0 {
+		t.Errorf("defaults %+v", e.Defaults())
+	}
+	if _, errJSON := p.Evaluate([]byte(`{"query":"q","vector_metric":"cosine","chunks":[{"scores":{"vector":1.2}}]}`)); errJSON == nil {
+		t.Error("the request's vector_metric does not win over the config's")
+	}
+	for _, c := range []struct {
+		name string
+		kv   []string
+		want string
+	}{
+		{"unknown metric", []string{abi.ConfigVectorMetric, "ip"}, `"field":"vector_metric"`},
+		{"unknown scale", []string{abi.ConfigRerankScale, "odds"}, `"field":"rerank_scale"`},
+		{"no levels for the policy", []string{abi.ConfigPolicy, wikigr(t), abi.ConfigVectorMetric, "dot"}, `decides confidence by max_similarity`},
+	} {
+		p := New(config(c.kv...))
+		for _, errJSON := range [][]byte{second(p.Evaluate(distances)), second(p.Describe())} {
+			if !strings.Contains(string(errJSON), c.want) || !strings.Contains(string(errJSON), `"code":"bad_field"`) {
+				t.Errorf("%s: %s, want %s", c.name, errJSON, c.want)
+			}
+		}
+	}
+}
+
+func second(_, b []byte) []byte { return b }
+
+func wikigr(t *testing.T) string {
+	b, ok := policies.Get("wikigr")
+	if !ok {
+		t.Fatal("no wikigr preset")
+	}
+	return string(b)
 }

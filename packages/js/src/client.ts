@@ -4,6 +4,7 @@
 // gate throws, carrying the server's code, field and status.
 
 import { errorFromJSON, GateConnectionError, GateTimeoutError, CtxgateError } from "./errors.js";
+import { decisionOf } from "./decision.js";
 import type { Decider, Decision, GateRequest, GateResult, PolicyRef, Validation, ValidateInput } from "./types.js";
 
 export interface ClientOptions {
@@ -104,7 +105,7 @@ export class CtxgateClient implements Decider {
     const res = await this.#request("POST", "/v1/gate", request, {}, options);
     const h = res.headers;
     return {
-      decision: JSON.parse(decoder.decode(res.body)) as Decision,
+      decision: decisionOf(res.body),
       decisionId: h.get("x-ctxgate-decision-id") ?? "",
       raw: res.body,
       headers: {

@@ -3,7 +3,7 @@
 // items the decision keeps, in its order (S1 first), each with the
 // decision's verdict on it.
 
-import type { Action, Chunk, ChunkReason, Decider, Decision, GateRequest, Level, ScoreName } from "./types.js";
+import type { Action, Chunk, ChunkReason, Decider, Decision, GateRequest, Level, RerankScale, ScoreName, VectorMetric } from "./types.js";
 
 /** The verdict on one kept item, put on its metadata under `ctxgate`. */
 export interface CtxgateMetadata {
@@ -38,6 +38,15 @@ export interface EvidenceOptions {
   decider: Decider;
   /** Which of the gate's scores the framework's score is (default "vector"; "none" sends none). */
   scoreAs?: ScoreName | "none";
+  /**
+   * How the vector scores were measured (the request's vector_metric):
+   * the store's metric. fromVectorStore reads it from the store where the
+   * store says it (stores.ts); this option wins. Unset: the gate's
+   * default (the host's, else cosine).
+   */
+  vectorMetric?: VectorMetric;
+  /** What the rerank scores are (the request's rerank_scale); unset: the gate's default. */
+  rerankScale?: RerankScale;
   /** Request members beside query and chunks (query_embedding, now), per query. */
   request?: (query: string) => Omit<GateRequest, "query" | "chunks" | "results_per_query"> | Promise<Omit<GateRequest, "query" | "chunks" | "results_per_query">>;
   /** Called with every decision (before the items are returned). */
@@ -84,8 +93,12 @@ export interface Gated<T> {
 export async function gateItems<T>(options: EvidenceOptions, query: string, items: readonly T[], chunk: (item: T, index: number) => Chunk, into: LastDecision): Promise<Gated<T>> {
   const chunks = items.map((item, i) => chunk(item, i));
   assignIds(chunks);
+  // The score conventions first: a request option's own members win.
+  const conventions: Partial<GateRequest> = {};
+  if (options.vectorMetric) conventions.vector_metric = options.vectorMetric;
+  if (options.rerankScale) conventions.rerank_scale = options.rerankScale;
   const extra = options.request ? await options.request(query) : {};
-  const { decision, decisionId } = await options.decider.decide({ ...extra, query, chunks });
+  const { decision, decisionId } = await options.decider.decide({ ...conventions, ...extra, query, chunks });
   const index = new Map(chunks.map((c, i) => [c.id!, i]));
   const kept: Gated<T>["kept"] = [];
   if (decision.action === "inject" || decision.action === "caveat") {

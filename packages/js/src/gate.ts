@@ -9,7 +9,8 @@ import { wasiImports } from "./wasi.js";
 import { loadModule, type ModuleSource } from "./load.js";
 import { policyJSON, type PolicyInput } from "./policy.js";
 import { errorFromJSON, LimitError, ModuleTrapError, parseErrorJSON } from "./errors.js";
-import type { Decider, Decision, Description, GateRequest, GateResult, Validation, ValidateInput } from "./types.js";
+import { decisionOf } from "./decision.js";
+import type { Decider, Decision, Description, GateRequest, GateResult, RerankScale, Validation, ValidateInput, VectorMetric } from "./types.js";
 
 /** What ctxgate serve and the Go host accept at most (host.DefaultMaxInputBytes). */
 export const DEFAULT_MAX_INPUT_BYTES = 8 << 20;
@@ -27,6 +28,10 @@ export interface GateOptions {
   trustKeys?: string | Record<string, unknown> | unknown[];
   /** Inputs larger than this are refused before they reach the module (limit). Default 8 MiB. */
   maxInputBytes?: number;
+  /** The vector_metric of every request that states none (the module's config key): the vector store's metric. */
+  vectorMetric?: VectorMetric;
+  /** The rerank_scale of every request that states none. */
+  rerankScale?: RerankScale;
 }
 
 /** The request (or answer) as bytes, text, or an object to serialise. */
@@ -81,6 +86,8 @@ export class Gate implements Decider {
     // absent key says it plainly.
     const policy = policyJSON(options.policy);
     if (policy) config.policy = policy;
+    if (options.vectorMetric) config.vector_metric = options.vectorMetric;
+    if (options.rerankScale) config.rerank_scale = options.rerankScale;
     if (options.trustKeys !== undefined) {
       config.trust_keys = typeof options.trustKeys === "string" ? options.trustKeys : JSON.stringify(options.trustKeys);
     }
@@ -93,7 +100,7 @@ export class Gate implements Decider {
 
   /** Decides one request and returns the decision. */
   evaluate(request: GateRequest | Input): Decision {
-    return JSON.parse(decoder.decode(this.evaluateBytes(request))) as Decision;
+    return decisionOf(this.evaluateBytes(request));
   }
 
   /** Decides one request and returns the decision JSON exactly as the module wrote it. */

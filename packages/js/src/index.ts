@@ -8,4 +8,6 @@ export { loadModule, defaultModuleURL, type ModuleSource } from "./load.js";
 export { PRESETS, presetNames, policyJSON, type PolicyInput, type PresetName } from "./policy.js";
 export { CtxgateClient, type ClientOptions, type CallOptions, type DecisionHeaders, type GateResponse, type FeedbackResult, type FeedbackOptions, type Rating, type PolicyInfo, type Health } from "./client.js";
 export * from "./errors.js";
+export { decisionOf } from "./decision.js";
+export { langchainScoreConvention, llamaindexScoreConvention, type ScoreConvention } from "./stores.js";
 export type * from "./types.js";

@@ -11,9 +11,11 @@ import { Document, type DocumentInterface } from "@langchain/core/documents";
 import type { Callbacks, CallbackManagerForRetrieverRun } from "@langchain/core/callbacks/manager";
 import type { VectorStoreInterface } from "@langchain/core/vectorstores";
 import { chunkFromMetadata, gateItems, withScore, type EvidenceOptions } from "./evidence.js";
+import { langchainScoreConvention, type ScoreConvention } from "./stores.js";
 import type { Chunk, Decision } from "./types.js";
 
 export { CtxgateRefusal, type CtxgateMetadata, type DecisionEvent, type EvidenceOptions } from "./evidence.js";
+export { langchainScoreConvention, type ScoreConvention } from "./stores.js";
 
 export interface CtxgateCompressorOptions extends EvidenceOptions {
   /**
@@ -107,14 +109,34 @@ export class CtxgateRetriever extends BaseRetriever {
   /**
    * A gated retriever over a vector store: the top k by
    * similaritySearchWithScore, each score sent as scoreAs (vector unless
-   * said otherwise). The store's score must be a similarity (cosine in
-   * [-1, 1] for vector); for a store that returns distances, map it with
-   * the score option, e.g. (d) => 1 - d.metadata.score.
+   * said otherwise), with the vector_metric the store's scores are in,
+   * read from the store where it says (langchainScoreConvention: Chroma's
+   * space, PGVectorStore's distanceStrategy, FAISS's index, HNSWLib's
+   * space, Qdrant's distance, Elasticsearch's similarity...). A store
+   * that does not say gets the gate's default (cosine similarity) unless
+   * the vectorMetric option says otherwise; the option always wins, and
+   * the score option maps a score the gate cannot read as it is.
    */
   static fromVectorStore(store: VectorStoreInterface, options: Omit<CtxgateRetrieverInput, "retriever"> & { k?: number; filter?: VectorStoreInterface["FilterType"] }): CtxgateRetriever {
     const { k, filter, ...rest } = options;
-    return new CtxgateRetriever({ ...rest, retriever: new ScoredVectorStoreRetriever(store, k ?? 4, filter) });
+    const convention = rest.vectorMetric ? undefined : langchainScoreConvention(store);
+    if (convention) {
+      rest.vectorMetric = convention.vectorMetric;
+      const toScore = convention.toScore;
+      if (toScore && !rest.score && (rest.scoreAs ?? "vector") === "vector") {
+        rest.score = (doc) => {
+          const s = (doc.metadata as Record<string, unknown> | undefined)?.score;
+          return typeof s === "number" ? toScore(s) : undefined;
+        };
+      }
+    }
+    const r = new CtxgateRetriever({ ...rest, retriever: new ScoredVectorStoreRetriever(store, k ?? 4, filter) });
+    if (convention) r.scoreConvention = convention;
+    return r;
   }
+
+  /** What fromVectorStore read from the store, if anything (undefined: the options', or the gate's default). */
+  scoreConvention?: ScoreConvention;
 }
 
 // ScoredVectorStoreRetriever returns the store's top k with each score in

@@ -2,9 +2,20 @@
 // types, field for field as docs/decision.md describes them (schema
 // version 1). The module writes the decision; these types only describe it.
 
+/**
+ * How a request's vector scores were measured (docs/decision.md has each
+ * vector store's). The gate turns each into a similarity: the cosine
+ * family (cosine, cosine_distance, l2, l2_squared) exactly for unit-length
+ * embeddings; dot and negative_dot (pgvector's <#>) are unbounded.
+ */
+export type VectorMetric = "cosine" | "dot" | "l2" | "l2_squared" | "cosine_distance" | "negative_dot";
+
+/** What a request's rerank scores are. Without one, any score outside [0,1] makes them all logits. */
+export type RerankScale = "probability" | "logit";
+
 /** Retriever scores of one chunk. A score that is present is used even when it is 0. */
 export interface Scores {
-  /** Cosine similarity in [-1, 1]; negative values clamp to 0. */
+  /** The vector store's score, as the request's vector_metric says (default: a cosine similarity in [-1, 1]). */
   vector?: number;
   /** Raw BM25 (>= 0), saturated as bm25/(bm25+s) where a [0,1] value is needed. */
   bm25?: number;
@@ -55,6 +66,10 @@ export interface GateRequest {
   query_embedding?: number[];
   /** RFC 3339: the caller's clock, used only for freshness. */
   now?: string;
+  /** How scores.vector were measured; default: the host's, else cosine. */
+  vector_metric?: VectorMetric;
+  /** What scores.rerank are; default: the host's, else by value. */
+  rerank_scale?: RerankScale;
 }
 
 export type Action = "inject" | "caveat" | "fallback" | "refuse";
@@ -79,6 +94,7 @@ export interface DecisionChunk {
   /** The score of the policy's first applicable ordering, in [0,1]. */
   score: number;
   quality?: number;
+  /** The vector score as the gate used it: the cosine, or for dot products the similarity on its own scale. */
   vector?: number;
   /** bm25 saturated to [0,1]. */
   bm25?: number;
@@ -115,6 +131,12 @@ export interface GapEvent {
   top_chunks?: GapChunk[];
 }
 
+/** Something about the request the gate decided despite (e.g. distances sent as cosines). */
+export interface Warning {
+  code: "scores_look_like_distances" | "scores_look_like_similarities" | "embeddings_not_unit_length" | string;
+  message: string;
+}
+
 export interface PolicyRef {
   name: string;
   version: string;
@@ -143,6 +165,8 @@ export interface Decision {
   missing_aspects: string[];
   confidence_factors: string[];
   recommendations: string[];
+  /** The decision JSON leaves it out when empty; Gate.evaluate and the client give [] then. */
+  warnings: Warning[];
   gap_event: GapEvent | null;
   policy: PolicyRef;
 }

@@ -74,17 +74,25 @@ export function startServe(args = [], { timeoutMs = 30000 } = {}) {
   });
 }
 
+/** A golden decision as the typed API gives it: warnings [] when the JSON has none. */
+export function typedDecision(bytes) {
+  const d = JSON.parse(text(bytes));
+  if (!d.error) d.warnings ??= [];
+  return d;
+}
+
 /**
  * chunkCases: the golden cases given as `chunks` (a framework retrieves a
- * list), each with its parsed request, the request's other members (for
- * the components' request option) and its decision.
+ * list) that decide (not the golden errors), each with its parsed request,
+ * the request's other members (for the components' request option) and
+ * its decision.
  */
 export const chunkCases = cases
   .map((c) => {
     const { query, chunks, ...extra } = JSON.parse(text(c.request));
-    return { ...c, query, chunks, extra, decision: JSON.parse(text(c.want)) };
+    return { ...c, query, chunks, extra, decision: typedDecision(c.want) };
   })
-  .filter((c) => Array.isArray(c.chunks));
+  .filter((c) => Array.isArray(c.chunks) && !c.decision.error);
 
 /** What a component must return for a decision: the kept chunks in S order, none for refuse and fallback. */
 export function expectedKept(decision) {

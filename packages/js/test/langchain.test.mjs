@@ -16,7 +16,7 @@ import { ChatPromptTemplate } from "@langchain/core/prompts";
 import { StringOutputParser } from "@langchain/core/output_parsers";
 import { FakeListChatModel, FakeRetriever, FakeVectorStore } from "@langchain/core/utils/testing";
 import { BadRequestError, CtxgateClient, Gate } from "../dist/index.js";
-import { CtxgateDocumentCompressor, CtxgateRefusal, CtxgateRetriever, documentChunk } from "../dist/langchain.js";
+import { CtxgateDocumentCompressor, CtxgateRefusal, CtxgateRetriever, documentChunk, langchainScoreConvention } from "../dist/langchain.js";
 import { ANSWERABLE, KB, OFF_TOPIC, chunkCases, chunkMetadata, expectedKept, gatesByPolicy, startServe, wordVector } from "./helpers.mjs";
 
 const gateFor = gatesByPolicy(Gate);
@@ -170,4 +170,86 @@ test("a CtxgateRetriever over any retriever, decided by ctxgate serve: the decis
   for (const d of docs) assert.equal(d.metadata.ctxgate.decisionId, retriever.lastDecisionId);
   // The id is good for feedback.
   assert.equal((await client.feedback(retriever.lastDecisionId, "down")).decision_id, retriever.lastDecisionId);
+});
+
+// Each store's own setting, as the store classes of @langchain/community
+// 1.1.29, @langchain/qdrant, @langchain/pinecone and @langchain/weaviate
+// hold it (their constructors keep these properties; those packages are
+// not installed here: they bring 147 more packages, a second zod and an
+// openai that wants Node 22). MemoryVectorStore is core's own, run for real.
+test("langchainScoreConvention: the vector_metric each store's scores are in", async () => {
+  const as = (type, props) => Object.assign({ _vectorstoreType: () => type }, props);
+  const cases = [
+    [await store(), "cosine", []],
+    [as("chroma", {}), "l2_squared", []],
+    [as("chroma", { collectionMetadata: { "hnsw:space": "cosine" } }), "cosine_distance", []],
+    [as("chroma", { collection: { metadata: { "hnsw:space": "ip" } } }), "dot", [[0.25, 0.75]]],
+    [as("chroma", { collection: { configuration: { hnsw: { space: "cosine" } } } }), "cosine_distance", []],
+    [as("faiss", {}), "l2_squared", []],
+    [as("faiss", { _index: new (class IndexFlatIP {})() }), "dot", []],
+    [as("pgvector", { distanceStrategy: "cosine", scoreNormalization: "distance" }), "cosine_distance", []],
+    [as("pgvector", { distanceStrategy: "euclidean", scoreNormalization: "distance" }), "l2", []],
+    [as("pgvector", { distanceStrategy: "innerProduct", scoreNormalization: "distance" }), "negative_dot", []],
+    [as("pgvector", { distanceStrategy: "cosine", scoreNormalization: "similarity" }), "cosine", [[0.9, 0.8]]],
+    [as("pgvector", { distanceStrategy: "euclidean", scoreNormalization: "similarity" }), "l2", [[0.5, 1]]],
+    [as("hnswlib", { args: { space: "cosine" } }), "cosine_distance", []],
+    [as("hnswlib", { args: { space: "l2" } }), "l2_squared", []],
+    [as("hnswlib", { args: { space: "ip" } }), "dot", [[0.1, 0.9]]],
+    [as("qdrant", {}), "cosine", []],
+    [as("qdrant", { collectionConfig: { vectors: { size: 3, distance: "Dot" } } }), "dot", []],
+    [as("qdrant", { collectionConfig: { vectors: { size: 3, distance: "Euclid" } } }), "l2", []],
+    [as("pinecone", {}), "cosine", []],
+    [as("weaviate", {}), "cosine_distance", []],
+    [as("elasticsearch", { similarity: "l2_norm" }), "l2_squared", [[0.5, 1], [1, 0]]],
+    [as("elasticsearch", { similarity: "cosine" }), "cosine", [[0.95, 0.9]]],
+    [as("elasticsearch", { similarity: "dot_product" }), "cosine", [[0.5, 0]]],
+    [as("elasticsearch", { similarity: "max_inner_product" }), "dot", [[96, 95], [0.5, -1]]],
+  ];
+  for (const [s, metric, conversions] of cases) {
+    const c = langchainScoreConvention(s);
+    assert.equal(c?.vectorMetric, metric, `${s._vectorstoreType()} ${JSON.stringify(s)}`);
+    assert.ok(c.source.length > 0);
+    for (const [from, to] of conversions) assert.ok(Math.abs(c.toScore(from) - to) < 1e-12, `${c.source}: ${from} -> ${c.toScore(from)}, want ${to}`);
+    if (conversions.length === 0) assert.equal(c.toScore, undefined, c.source);
+  }
+  for (const s of [{}, as("faiss", { _index: new (class IndexHNSWFlat {})() }), as("qdrant", { collectionConfig: { vectors: { distance: "Manhattan" } } }), as("redis", {})]) {
+    assert.equal(langchainScoreConvention(s), undefined);
+  }
+});
+
+// A Decider that records the requests it decides, over a real Gate.
+function recording(gate) {
+  const requests = [];
+  return { requests, decide: (r) => (requests.push(r), gate.decide(r)) };
+}
+
+test("fromVectorStore tells the gate the store's metric; the option and the request's own win", async () => {
+  const gate = await gateFor("default");
+  const rec = recording(gate);
+  const retriever = CtxgateRetriever.fromVectorStore(await store(), { decider: rec, k: 3 });
+  assert.equal(retriever.scoreConvention.vectorMetric, "cosine");
+  await retriever.invoke(ANSWERABLE);
+  assert.equal(rec.requests[0].vector_metric, "cosine");
+  const stated = CtxgateRetriever.fromVectorStore(await store(), { decider: rec, k: 3, vectorMetric: "dot", request: () => ({ vector_metric: "cosine" }) });
+  assert.equal(stated.scoreConvention, undefined);
+  await stated.invoke(ANSWERABLE);
+  assert.equal(rec.requests[1].vector_metric, "cosine", "the request option's member wins over vectorMetric");
+});
+
+test("distances given as what they are decide as their cosines; given as cosines they are a warning", async () => {
+  const gate = await gateFor("default");
+  const c = chunkCases.find((x) => x.policy === "default" && x.name === "inject");
+  const docs = (score) => c.chunks.map((ch) => new Document({ id: ch.id, pageContent: ch.text, metadata: { doc_id: ch.doc_id, title: ch.title, score: score(ch.scores.vector) } }));
+  const asCosines = new CtxgateDocumentCompressor({ decider: gate });
+  await asCosines.compressDocuments(docs((s) => s), c.query);
+  const asL2 = new CtxgateDocumentCompressor({ decider: gate, vectorMetric: "l2_squared" });
+  await asL2.compressDocuments(docs((s) => 2 - 2 * s), c.query);
+  assert.equal(asL2.lastDecision.action, asCosines.lastDecision.action);
+  assert.ok(Math.abs(asL2.lastDecision.confidence - asCosines.lastDecision.confidence) <= 1e-5);
+  assert.deepEqual(asL2.lastDecision.warnings, []);
+  // Squared distances of three chunks, closest first, sent as cosines.
+  const d3 = [0.3, 0.6, 0.9].map((d, i) => new Document({ id: `d${i}`, pageContent: c.chunks[i % 2].text, metadata: { score: d } }));
+  const wrong = new CtxgateDocumentCompressor({ decider: gate });
+  await wrong.compressDocuments(d3, c.query);
+  assert.deepEqual(wrong.lastDecision.warnings.map((w) => w.code), ["scores_look_like_distances"]);
 });

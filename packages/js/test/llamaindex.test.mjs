@@ -12,7 +12,7 @@ import {
 } from "llamaindex";
 import { BaseLLM } from "@llamaindex/core/llms";
 import { CtxgateClient, Gate } from "../dist/index.js";
-import { CtxgateNodePostprocessor, CtxgateRefusal, nodeChunk, queryText } from "../dist/llamaindex.js";
+import { CtxgateNodePostprocessor, CtxgateRefusal, llamaindexScoreConvention, nodeChunk, queryText } from "../dist/llamaindex.js";
 import { ANSWERABLE, KB, OFF_TOPIC, chunkCases, chunkMetadata, expectedKept, gatesByPolicy, startServe, wordVector } from "./helpers.mjs";
 
 const gateFor = gatesByPolicy(Gate);
@@ -132,4 +132,56 @@ test("decided by ctxgate serve: the decision id on every kept node", async (t) =
     assert.equal(n.node.metadata.ctxgate.decisionId, post.lastDecisionId);
     assert.equal(n.node.metadata.ctxgate.caveat, c.decision.caveat);
   }
+});
+
+// A Decider that records the requests it decides, over a real Gate.
+function recording(gate) {
+  const requests = [];
+  return { requests, decide: (r) => (requests.push(r), gate.decide(r)) };
+}
+
+// The store's own setting: LlamaIndex's SimpleVectorStore runs for real;
+// the others as @llamaindex/chroma, @llamaindex/postgres and
+// @llamaindex/qdrant name their classes and ask their servers (not
+// installed here, and no server runs here), with the answers those
+// servers give.
+test("llamaindexScoreConvention and fromVectorStore: the vector_metric of each store's similarities", async () => {
+  const idx = await index();
+  const simple = idx.vectorStores.TEXT ?? Object.values(idx.vectorStores)[0];
+  const c = await llamaindexScoreConvention(simple);
+  assert.equal(c?.vectorMetric, "cosine", `${simple?.constructor?.name}`);
+  const named = (name, props) => Object.assign(new ({ [name]: class {} })[name](), props);
+  const chroma = (metadata) => named("ChromaVectorStore", { getCollection: async () => ({ name: "c", metadata }) });
+  for (const [store, metric, from, to] of [
+    [chroma(undefined), "l2_squared", 0.25, 0.75],
+    [chroma({ "hnsw:space": "cosine" }), "cosine"],
+    [chroma({ "hnsw:space": "ip" }), "dot"],
+    [named("PGVectorStore", {}), "cosine"],
+    [named("QdrantVectorStore", { collectionName: "q", client: () => ({ getCollection: async (n) => ({ config: { params: { vectors: { size: 3, distance: n === "q" ? "Dot" : "?" } } } }) }) }), "dot"],
+  ]) {
+    const got = await llamaindexScoreConvention(store);
+    assert.equal(got?.vectorMetric, metric, got?.source);
+    if (from !== undefined) assert.equal(got.toScore(from), to);
+    else assert.equal(got.toScore, undefined);
+  }
+  assert.equal(await llamaindexScoreConvention({}), undefined);
+
+  // fromVectorStore: Chroma's 1 - squared distance goes to the gate as the
+  // squared distance, and decides as the cosines would.
+  const gate = await gateFor("default");
+  const rec = recording(gate);
+  const post = await CtxgateNodePostprocessor.fromVectorStore(chroma(undefined), { decider: rec });
+  assert.equal(post.scoreConvention.vectorMetric, "l2_squared");
+  const g = chunkCases.find((x) => x.policy === "default" && x.name === "inject");
+  const nodes = (score) => g.chunks.map((ch) => ({ node: new TextNode({ id_: ch.id, text: ch.text, metadata: { doc_id: ch.doc_id, title: ch.title } }), score: score(ch.scores.vector) }));
+  await post.postprocessNodes(nodes((cos) => 1 - (2 - 2 * cos)), g.query);
+  assert.equal(rec.requests[0].vector_metric, "l2_squared");
+  assert.ok(Math.abs(rec.requests[0].chunks[0].scores.vector - (2 - 2 * g.chunks[0].scores.vector)) < 1e-12);
+  const asCosines = new CtxgateNodePostprocessor({ decider: gate });
+  await asCosines.postprocessNodes(nodes((cos) => cos), g.query);
+  assert.equal(post.lastDecision.action, asCosines.lastDecision.action);
+  assert.ok(Math.abs(post.lastDecision.confidence - asCosines.lastDecision.confidence) <= 1e-5);
+  // The option wins.
+  const stated = await CtxgateNodePostprocessor.fromVectorStore(chroma(undefined), { decider: rec, vectorMetric: "cosine" });
+  assert.equal(stated.scoreConvention, undefined);
 });

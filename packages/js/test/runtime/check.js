@@ -94,7 +94,13 @@ export async function runClientChecks({ pkg, io, root, baseUrl }) {
   let passed = 0;
   const failures = [];
   const golden = await checkGolden(cases, async (_, request) => {
-    const res = await client.gate(request);
+    let res;
+    try {
+      res = await client.gate(request);
+    } catch (e) {
+      if (e instanceof BadRequestError) return { ok: false, status: e.status, body: new TextEncoder().encode(e.body) };
+      throw e;
+    }
     if (!res.decisionId || res.headers.action !== res.decision.action) throw new Error(`no decision id or headers: ${JSON.stringify(res.headers)}`);
     return { ok: true, body: res.raw };
   });

@@ -14,10 +14,18 @@ from .errors import (
     NotFoundError,
     PolicyError,
 )
+from .metrics import (
+    RERANK_SCALES,
+    VECTOR_METRICS,
+    convert_elasticsearch_score,
+    vector_metric_for,
+    vector_metric_of,
+)
 from .models import (
     Chunk,
     Decision,
     DecisionChunk,
+    DecisionWarning,
     DecisionHeaders,
     Feedback,
     GapChunk,
@@ -49,6 +57,12 @@ __all__ = [
     "GateRequest",
     "Decision",
     "DecisionChunk",
+    "DecisionWarning",
+    "VECTOR_METRICS",
+    "RERANK_SCALES",
+    "vector_metric_for",
+    "vector_metric_of",
+    "convert_elasticsearch_score",
     "Prompt",
     "Refusal",
     "GapEvent",

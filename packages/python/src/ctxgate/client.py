@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from .errors import GateConnectionError, GateTimeoutError, error_from_body
+from .metrics import RERANK_SCALES, VECTOR_METRICS
 from .models import Decision, DecisionHeaders, Feedback, GateRequest, GateResponse, Health, PolicyInfo, Validation
 
 __all__ = ["Client"]
@@ -30,6 +31,11 @@ class Client:
     Each call opens its own connection, so one Client may be shared by
     threads. Proxies from the environment are not used: the gate usually
     runs beside the application.
+
+    vector_metric and rerank_scale: the score conventions of every request
+    that states none (docs/decision.md): the vector store's metric
+    (vector_metric_of, vector_metric_for name it) and whether rerank scores
+    are probabilities or logits. Unset, the server's defaults apply.
     """
 
     def __init__(
@@ -38,6 +44,8 @@ class Client:
         timeout: float = 10.0,
         headers: Optional[Mapping[str, str]] = None,
         ssl_context: Optional[ssl.SSLContext] = None,
+        vector_metric: Optional[str] = None,
+        rerank_scale: Optional[str] = None,
     ) -> None:
         u = urlsplit(base_url)
         if u.scheme not in ("http", "https") or not u.hostname:
@@ -50,12 +58,30 @@ class Client:
         self.timeout = timeout
         self._headers = dict(headers or {})
         self._ssl = ssl_context
+        _check_conventions(vector_metric, rerank_scale)
+        self.vector_metric = vector_metric
+        self.rerank_scale = rerank_scale
 
     # ---- the endpoints ----
 
-    def gate(self, request: RequestLike, timeout: Optional[float] = None) -> GateResponse:
-        """POST /v1/gate: decides one request (a GateRequest, a dict, or JSON text/bytes)."""
-        status, headers, body = self._call("POST", "/v1/gate", _body(request), {}, timeout)
+    def gate(
+        self,
+        request: RequestLike,
+        timeout: Optional[float] = None,
+        vector_metric: Optional[str] = None,
+        rerank_scale: Optional[str] = None,
+    ) -> GateResponse:
+        """POST /v1/gate: decides one request (a GateRequest, a dict, or JSON text/bytes).
+
+        vector_metric and rerank_scale (else the client's) are set on a
+        request that states none; a request's own always win.
+        """
+        _check_conventions(vector_metric, rerank_scale)
+        conventions = {
+            "vector_metric": vector_metric or self.vector_metric,
+            "rerank_scale": rerank_scale or self.rerank_scale,
+        }
+        status, headers, body = self._call("POST", "/v1/gate", _body(request, conventions), {}, timeout)
         h = {k.lower(): v for k, v in headers}
         return GateResponse(
             decision=Decision.from_dict(json.loads(body)),
@@ -161,13 +187,35 @@ class Client:
         raise error_from_body(data, status, int(retry) if retry and retry.isdigit() else None)
 
 
-def _body(request: RequestLike) -> bytes:
-    if isinstance(request, bytes):
-        return request
-    if isinstance(request, str):
-        return request.encode("utf-8")
+def _check_conventions(vector_metric: Optional[str], rerank_scale: Optional[str]) -> None:
+    if vector_metric is not None and vector_metric not in VECTOR_METRICS:
+        raise ValueError(f"vector_metric must be one of {', '.join(VECTOR_METRICS)}, not {vector_metric!r}")
+    if rerank_scale is not None and rerank_scale not in RERANK_SCALES:
+        raise ValueError(f"rerank_scale must be one of {', '.join(RERANK_SCALES)}, not {rerank_scale!r}")
+
+
+def _body(request: RequestLike, conventions: Optional[Mapping[str, Optional[str]]] = None) -> bytes:
+    """The request's JSON, with the conventions it does not state. Bytes
+    and text are sent as they are unless a convention is to be added."""
+    add = {k: v for k, v in (conventions or {}).items() if v}
+    if isinstance(request, (bytes, str)):
+        raw = request.encode("utf-8") if isinstance(request, str) else request
+        if not add:
+            return raw
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            return raw  # the server names what is wrong with it
+        if not isinstance(doc, dict):
+            return raw
+        request = doc
     if isinstance(request, GateRequest):
-        return json.dumps(request.to_dict()).encode("utf-8")
-    if isinstance(request, Mapping):
-        return json.dumps(dict(request)).encode("utf-8")
-    raise TypeError(f"a request is a GateRequest, a mapping, str or bytes, not {type(request).__name__}")
+        doc = request.to_dict()
+    elif isinstance(request, Mapping):
+        doc = dict(request)
+    else:
+        raise TypeError(f"a request is a GateRequest, a mapping, str or bytes, not {type(request).__name__}")
+    for k, v in add.items():
+        if doc.get(k) in (None, ""):
+            doc[k] = v
+    return json.dumps(doc).encode("utf-8")

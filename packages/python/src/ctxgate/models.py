@@ -19,6 +19,7 @@ __all__ = [
     "DecisionChunk",
     "Prompt",
     "Refusal",
+    "DecisionWarning",
     "GapChunk",
     "GapEvent",
     "PolicyRef",
@@ -96,6 +97,12 @@ class GateRequest:
     results_per_query: Optional[List[List[Chunk]]] = None
     query_embedding: Optional[List[float]] = None
     now: Optional[str] = None
+    vector_metric: Optional[str] = None
+    """How scores.vector were measured: cosine (the default), dot, l2,
+    l2_squared, cosine_distance or negative_dot (vector_metric_for names
+    each store's)."""
+    rerank_scale: Optional[str] = None
+    """What scores.rerank are: probability or logit (default: by value)."""
 
     def to_dict(self) -> Dict[str, Any]:
         return _compact(self)
@@ -196,6 +203,18 @@ class GapEvent:
 
 
 @dataclass(frozen=True)
+class DecisionWarning:
+    """Something about the request the gate decided despite (docs/decision.md, "warnings")."""
+
+    code: str  # scores_look_like_distances | scores_look_like_similarities | embeddings_not_unit_length
+    message: str
+
+    @classmethod
+    def from_dict(cls, m: Mapping[str, Any]) -> "DecisionWarning":
+        return cls(m.get("code", ""), m.get("message", ""))
+
+
+@dataclass(frozen=True)
 class PolicyRef:
     name: str
     version: str
@@ -227,6 +246,8 @@ class Decision:
     recommendations: List[str]
     gap_event: Optional[GapEvent]
     policy: PolicyRef
+    warnings: List[DecisionWarning] = field(default_factory=list)
+    """Empty unless the gate warns (the JSON leaves the key out then)."""
 
     @classmethod
     def from_dict(cls, m: Mapping[str, Any]) -> "Decision":
@@ -248,6 +269,7 @@ class Decision:
             recommendations=list(m.get("recommendations") or []),
             gap_event=GapEvent.from_dict(m["gap_event"]) if m.get("gap_event") else None,
             policy=PolicyRef.from_dict(m.get("policy") or {}),
+            warnings=[DecisionWarning.from_dict(w) for w in m.get("warnings") or []],
         )
 
     @property
