@@ -73,6 +73,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	s := r.Saturations
 	p("\nSaturations: bm25 %s (%s), sparse %s (%s).\n", num(s.BM25), satNote(s.BM25FromData, s.BaseBM25), num(s.Sparse), satNote(s.SparseFromData, s.BaseSparse))
+	if s.VectorFromData {
+		p("Vector level: top_vector = sigmoid((s - %s)/%s), the fit split's median best vector similarity and its spread.\n", num(s.VectorCenter), num(s.VectorScale))
+	}
 
 	bd := r.Bound
 	p("\n## The bound\n\n")
