@@ -36,8 +36,10 @@ type CalibrateSplit struct {
 	// why it kept the base's weights); "" when it refused.
 	Choice string
 	// NewRate is the hallucination rate of the calibrated policy on the
-	// other half, against the stated bound.
-	NewRate float64
+	// other half (NewWrong of NewNeg unanswerable examples answered),
+	// against the stated bound.
+	NewRate          float64
+	NewWrong, NewNeg int
 	// Refused is calibrate's error when the examples could give no bound.
 	Refused string
 }
@@ -60,16 +62,32 @@ func (c *CalibrateResult) Wins() int {
 	return n
 }
 
-// BoundHeld counts the splits whose new-data hallucination rate is within
-// the stated bound.
+// BoundHeld counts the splits whose new data is consistent with the stated
+// bound: the bound is on the true rate, and some 60 unanswerable examples
+// from some 20 questions measure it with a standard error near 0.06, so a
+// split counts as broken only when its new-data count of answered
+// unanswerable examples would be unlikely (one-sided exact binomial test
+// at 5%) were the true rate at the bound. Counting examples, not
+// questions, makes the test stricter than the examples' independence
+// warrants.
 func (c *CalibrateResult) BoundHeld() int {
 	n := 0
 	for _, s := range c.Splits {
-		if s.Refused == "" && s.NewRate <= CalibrateAlpha {
+		if s.Refused == "" && s.BoundConsistent() {
 			n++
 		}
 	}
 	return n
+}
+
+// BoundConsistent tells whether s's new-data rate is consistent with the
+// bound (BoundHeld).
+func (s *CalibrateSplit) BoundConsistent() bool {
+	if s.NewWrong == 0 {
+		return true
+	}
+	// P(X >= NewWrong) for X ~ Binomial(NewNeg, alpha).
+	return 1-calibrate.BinomialCDF(s.NewWrong-1, s.NewNeg, CalibrateAlpha) >= 0.05
 }
 
 // runCalibrate runs the experiment on every answer-removed family.
@@ -141,6 +159,7 @@ func calibrateSplit(def *gate.Engine, items []eval.Item, seed uint64) (Calibrate
 	}
 	m := Measure(fresh, out)
 	s.Cal, s.NewRate = m.AUROC, m.Op.HallucinationRate()
+	s.NewWrong, s.NewNeg = m.Op.FP, m.Op.FP+m.Op.TN
 	return s, nil
 }
 
@@ -153,17 +172,18 @@ func (r *Report) calibrateSection(m *mdWriter) {
 	w()
 	w("`ctxgate calibrate` (docs/calibration.md) fitted to half of one answer-removed family, as a user would fit it to their own labeled questions: the family's queries at k = 5, 10 and 20, both labels, grouped by query; the other half is new data from the same retriever. ",
 		itoa(CalibrateSplits), " halvings by seed, each asking for hallucination <= ", f(CalibrateAlpha), " with probability ", f(CalibrateConfidence),
-		". AUROC on the new half, the default's and the calibrated policy's; what calibration chose for the scored model; the calibrated policy's hallucination rate on the new half.")
+		". AUROC on the new half, the default's and the calibrated policy's; what calibration chose for the scored model (its nested validation: grouped cross-validation on the fit split chooses the form, the calibration split sets the threshold); the calibrated policy's hallucination rate on the new half, and whether that is consistent with the bound (one-sided exact binomial test at 5%: the bound is on the true rate, which some 60 examples from some 20 questions measure only to about ±0.06).")
 	w()
-	w("| family | split | examples (user / new) | default AUROC | calibrated AUROC | chosen | hallucination on new data |")
-	w("|---|---|---|---|---|---|---|")
+	w("| family | split | examples (user / new) | default AUROC | calibrated AUROC | chosen | hallucination on new data | consistent with the bound |")
+	w("|---|---|---|---|---|---|---|---|")
 	for _, c := range r.Calibrate {
 		for _, s := range c.Splits {
 			if s.Refused != "" {
-				w("| ", c.Family, " | ", itoa(int(s.Seed)), " | ", itoa(s.User), " / ", itoa(s.New), " | ", f(s.Default), " | refused | ", strings.ReplaceAll(s.Refused, "|", "/"), " | |")
+				w("| ", c.Family, " | ", itoa(int(s.Seed)), " | ", itoa(s.User), " / ", itoa(s.New), " | ", f(s.Default), " | refused | ", strings.ReplaceAll(s.Refused, "|", "/"), " | | |")
 				continue
 			}
-			w("| ", c.Family, " | ", itoa(int(s.Seed)), " | ", itoa(s.User), " / ", itoa(s.New), " | ", f(s.Default), " | ", f(s.Cal), " | ", strings.ReplaceAll(s.Choice, "|", "/"), " | ", pct(s.NewRate), " |")
+			w("| ", c.Family, " | ", itoa(int(s.Seed)), " | ", itoa(s.User), " / ", itoa(s.New), " | ", f(s.Default), " | ", f(s.Cal), " | ", strings.ReplaceAll(s.Choice, "|", "/"), " | ", pct(s.NewRate),
+				" (", itoa(s.NewWrong), " of ", itoa(s.NewNeg), ") | ", yesNo(s.BoundConsistent()), " |")
 		}
 	}
 	w()

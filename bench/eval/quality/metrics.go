@@ -17,6 +17,10 @@ type SetResult struct {
 	// Bins and ECE: the confidence's reliability (Reliability).
 	Bins []Bin
 	ECE  float64
+	// Refused is the policy's error when it cannot decide the set's
+	// requests at all (a preset that decides by cosine levels, given dot
+	// products); every figure is then n/a.
+	Refused string
 }
 
 // Measure computes a policy's figures over items (one half) and their outcomes.

@@ -1,6 +1,7 @@
 package quality
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -131,6 +132,13 @@ func Evaluate(dataDir string) (*Report, error) {
 			var res [2]SetResult
 			for h, items := range [][]eval.Item{g.Tune, g.Held} {
 				outs, err := Run(e, items)
+				if refusesMetric(err) {
+					// A preset that decides by cosine levels refuses
+					// scores without one (wikigr and dot products): it
+					// cannot serve that retriever, and says so.
+					res[h] = SetResult{Refused: err.Error(), AUROC: math.NaN()}
+					continue
+				}
 				if err != nil {
 					return nil, errorf("policy "+name+", "+g.Name, err)
 				}
@@ -365,4 +373,11 @@ func yesNo(ok bool) string {
 		return "yes"
 	}
 	return "**no**"
+}
+
+// refusesMetric tells whether err is a policy's refusal of a request's
+// vector_metric.
+func refusesMetric(err error) bool {
+	var ge *gate.Error
+	return errors.As(err, &ge) && ge.Code == gate.CodeBadField && ge.Field == "vector_metric"
 }
