@@ -46,7 +46,9 @@ test: build
 	@# The release images, SBOM and deploy/k8s, read back with their libraries;
 	@# the serve image runs as deploy/k8s runs it (chrooted; needs root).
 	cd release && $(GO) test ./...
-	@# A user's go build / go install, without TinyGo, decides as bin/ctxgate.
+	@# The READMEs' install commands, run as written in a fresh copy with only
+	@# Go, Node and Debian's python3: the CLI, the library in its own module,
+	@# the JS tarball, the Python client; each decides as bin/ctxgate.
 	scripts/test-install.sh
 	@# The pure packages' tests again, compiled by TinyGo for wasip1 (over wazero).
 	scripts/test-tinygo.sh

@@ -28,11 +28,6 @@ type Gate struct {
 	close       sync.Once
 }
 
-// sharedCache is the in-memory compilation cache every Gate without a
-// CacheDir uses, so a second Gate in the same process (tests, a policy
-// reload) does not compile the module again.
-var sharedCache = sync.OnceValue(wazero.NewCompilationCache)
-
 // New compiles the module once and makes Options.Prewarm instances. With a
 // bad policy it returns the guest's *GateError (code bad_policy).
 func New(ctx context.Context, opts Options) (*Gate, error) {
@@ -47,12 +42,7 @@ func New(ctx context.Context, opts Options) (*Gate, error) {
 		}
 		name = o.Module.String()
 	}
-	cache := sharedCache()
-	if o.CacheDir != "" {
-		if cache, err = wazero.NewCompilationCacheWithDir(o.CacheDir); err != nil {
-			return nil, errors.New("ctxgate: compilation cache: " + err.Error())
-		}
-	}
+	cache := compilationCache(o.CacheDir, o.Logger)
 	config := map[string]string{}
 	if len(o.Policy) > 0 {
 		config[abi.ConfigPolicy] = string(o.Policy)

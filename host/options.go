@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"time"
@@ -57,8 +58,12 @@ type Options struct {
 	// so the input, the guest's copy of it and its output always fit.
 	MaxInputBytes int
 	// CacheDir keeps compiled machine code across processes. Empty: an
-	// in-memory cache shared by every Gate in the process.
+	// in-memory cache shared by every Gate in the process. A directory that
+	// cannot be created or written falls back to that in-memory cache, with
+	// one warning to Logger (cache.go).
 	CacheDir string
+	// Logger receives the host's warnings. Default slog.Default().
+	Logger *slog.Logger
 	// ABI picks the call path: ABIAuto (the default) uses the module's raw
 	// exports when it has them, else the Extism ABI (docs/performance.md).
 	ABI ABI

@@ -69,8 +69,41 @@ type podSpec struct {
 	Volumes []struct {
 		Name      string
 		ConfigMap *struct{ Name string } `yaml:"configMap"`
-		EmptyDir  *struct{}              `yaml:"emptyDir"`
+		EmptyDir  *struct {
+			SizeLimit string `yaml:"sizeLimit"`
+		} `yaml:"emptyDir"`
+		Secret *struct {
+			SecretName string `yaml:"secretName"`
+			Items      []struct{ Key, Path string }
+		}
 	}
+}
+
+// feedbackToken is the token file the ConfigMap's configuration names
+// (feedback_token_file), and the Secret volume item that provides it.
+func feedbackToken(t *testing.T, m map[string]k8sObject) (path, secret, key string) {
+	t.Helper()
+	var cfg struct {
+		FeedbackTokenFile string `yaml:"feedback_token_file"`
+	}
+	if err := yaml.Unmarshal([]byte(m["ConfigMap"].Data["ctxgate.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	pod := m["Deployment"].Spec.Template.Spec
+	for _, vm := range pod.Containers[0].VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name != vm.Name || v.Secret == nil {
+				continue
+			}
+			for _, it := range v.Secret.Items {
+				if filepath.Join(vm.MountPath, it.Path) == cfg.FeedbackTokenFile {
+					return cfg.FeedbackTokenFile, v.Secret.SecretName, it.Key
+				}
+			}
+		}
+	}
+	t.Fatalf("feedback_token_file %q is not a file of a Secret volume the container mounts", cfg.FeedbackTokenFile)
+	return "", "", ""
 }
 
 type probe struct {
@@ -149,6 +182,10 @@ func TestDeployManifests(t *testing.T) {
 	if c.Args[0] != "serve" {
 		t.Errorf("container args %q do not run serve (they replace the image's command)", c.Args)
 	}
+	// Feedback and /gaps are authenticated: the token comes from a Secret.
+	if _, secret, key := feedbackToken(t, m); secret == "" || key == "" {
+		t.Errorf("the feedback token's Secret %q, key %q", secret, key)
+	}
 
 	// The Dockerfile's final stage runs the same entrypoint, command, user and port.
 	df, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
@@ -171,6 +208,139 @@ func TestDeployManifests(t *testing.T) {
 // kubelet and Prometheus would, decides a request, and stops on SIGTERM.
 // Needs root (chroot) on linux/amd64; skips otherwise.
 func TestServePod(t *testing.T) {
+	rootfs, cfg := serveRootfs(t)
+	m := manifests(t)
+	pod := m["Deployment"].Spec.Template.Spec
+	c := pod.Containers[0]
+	for _, vm := range c.VolumeMounts {
+		p := filepath.Join(rootfs, vm.MountPath)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range pod.Volumes {
+			switch {
+			case v.Name != vm.Name:
+			case v.ConfigMap != nil:
+				for k, val := range m["ConfigMap"].Data {
+					if err := os.WriteFile(filepath.Join(p, k), []byte(val), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case v.EmptyDir != nil:
+				// What the kubelet makes of an emptyDir with fsGroup.
+				if err := os.Chown(p, 0, pod.SecurityContext.FSGroup); err != nil {
+					t.Fatal(err)
+				}
+				os.Chmod(p, 0o775|os.ModeSetgid)
+			case v.Secret != nil:
+				// The operator's Secret (docs/deploy.md), as the kubelet
+				// mounts it: defaultMode 0440, group fsGroup.
+				for _, it := range v.Secret.Items {
+					f := filepath.Join(p, it.Path)
+					if err := os.WriteFile(f, []byte(podToken), 0o440); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chown(f, 0, pod.SecurityContext.FSGroup); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+
+	args := append(slices.Clone(c.Args), "--listen=127.0.0.1:0")
+	sc := pod.SecurityContext
+	cred := &syscall.Credential{Uid: uint32(sc.RunAsUser), Gid: uint32(sc.RunAsGroup), Groups: []uint32{uint32(sc.FSGroup)}}
+	srv := runImage(t, rootfs, cfg, args, cred)
+
+	if code, body := srv.get(c.ReadinessProbe.HTTPGet.Path); code != 200 || !strings.Contains(body, `"status":"ok"`) {
+		t.Errorf("readiness probe %s: %d %s", c.ReadinessProbe.HTTPGet.Path, code, body)
+	}
+	if code, body := srv.get(m["Deployment"].Spec.Template.Metadata.Annotations["prometheus.io/path"]); code != 200 || !strings.Contains(body, "ctxgate_policy_info") {
+		t.Errorf("metrics: %d, ctxgate_policy_info missing", code)
+	}
+	srv.decides("inject.json", "inject")
+	srv.decides("refuse_off_topic.json", "refuse")
+	// Feedback and the gap report take the Secret's token, and only it.
+	for _, c := range []struct {
+		method, path, body, token string
+		status                    int
+	}{
+		{"POST", "/v1/feedback", `{"decision_id":"x","rating":"up"}`, "", 401},
+		{"GET", "/gaps", "", "", 401},
+		{"GET", "/gaps", "", "not-the-token-0123456789", 401},
+		{"GET", "/gaps", "", podToken, 200},
+	} {
+		req, _ := http.NewRequest(c.method, srv.base+c.path, strings.NewReader(c.body))
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode != c.status {
+			t.Errorf("%s %s with token %q: %d, want %d", c.method, c.path, c.token, r.StatusCode, c.status)
+		}
+	}
+	// The refusal's gap event went to the gaps volume (the ConfigMap's gap_log).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(rootfs, "var", "lib", "ctxgate", "gaps.jsonl"))
+		if len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("no gap event in the gaps volume; stderr:\n%s", srv.stderr.String())
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	srv.stop()
+}
+
+// TestServeReadOnlyImage runs the serve image as `docker run --read-only`
+// does: the image's own command, its user, HOME from its /etc/passwd, and
+// nothing writable, /tmp included (no volume, no tmpfs). The compilation
+// cache cannot be made, so serve compiles in memory, says so in one line,
+// and decides. Needs root (chroot) on linux/amd64; skips otherwise.
+func TestServeReadOnlyImage(t *testing.T) {
+	rootfs, cfg := serveRootfs(t)
+	if err := os.Chmod(filepath.Join(rootfs, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	uid, gid, _ := strings.Cut(cfg.Config.User, ":")
+	u, _ := strconv.Atoi(uid)
+	g, _ := strconv.Atoi(gid)
+	args := append(slices.Clone(cfg.Config.Cmd), "--listen=127.0.0.1:0")
+	srv := runImage(t, rootfs, cfg, args, &syscall.Credential{Uid: uint32(u), Gid: uint32(g)})
+	srv.decides("inject.json", "inject")
+	srv.stop()
+	var warnings []string
+	for _, l := range strings.Split(srv.stderr.String(), "\n") {
+		if strings.Contains(l, "compilation cache") {
+			warnings = append(warnings, l)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "level=WARN") || !strings.Contains(warnings[0], "dir=/tmp/.cache/ctxgate/wazero") {
+		t.Errorf("want one warning about the cache in /tmp/.cache, got:\n%s", srv.stderr.String())
+	}
+	filepath.Walk(rootfs, func(p string, fi os.FileInfo, err error) error {
+		if st, ok := fi.Sys().(*syscall.Stat_t); err == nil && ok && st.Uid == uint32(u) {
+			t.Errorf("serve wrote %s in the read-only image", p)
+		}
+		return nil
+	})
+}
+
+// serveRootfs builds the serve image from this tree, writes it as an OCI
+// layout and reads it back, and unpacks its layer into a directory. The
+// files are root's, so user 65532 can write only where a test lets it (the
+// image's /tmp, volumes), as with readOnlyRootFilesystem.
+func serveRootfs(t *testing.T) (string, *v1.ConfigFile) {
+	t.Helper()
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" || os.Geteuid() != 0 {
 		t.Skip("runs the image's linux/amd64 binary under chroot: needs root on linux/amd64")
 	}
@@ -199,9 +369,6 @@ func TestServePod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// The root filesystem: root-owned, so user 65532 can write only to /tmp
-	// and to the volumes, as with readOnlyRootFilesystem.
 	rootfs := filepath.Join(dir, "rootfs")
 	os.Mkdir(rootfs, 0o755)
 	for name, f := range files {
@@ -218,127 +385,107 @@ func TestServePod(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := manifests(t)
-	pod := m["Deployment"].Spec.Template.Spec
-	c := pod.Containers[0]
-	uid, gid := pod.SecurityContext.RunAsUser, pod.SecurityContext.RunAsGroup
-	for _, vm := range c.VolumeMounts {
-		p := filepath.Join(rootfs, vm.MountPath)
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range pod.Volumes {
-			switch {
-			case v.Name != vm.Name:
-			case v.ConfigMap != nil:
-				for k, val := range m["ConfigMap"].Data {
-					if err := os.WriteFile(filepath.Join(p, k), []byte(val), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			case v.EmptyDir != nil:
-				// What the kubelet makes of an emptyDir with fsGroup.
-				if err := os.Chown(p, 0, pod.SecurityContext.FSGroup); err != nil {
-					t.Fatal(err)
-				}
-				os.Chmod(p, 0o775|os.ModeSetgid)
-			}
-		}
-	}
+	return rootfs, cfg
+}
 
-	args := append(slices.Clone(c.Args), "--listen=127.0.0.1:0")
+// imageServer is the image's serve, running.
+type imageServer struct {
+	t      *testing.T
+	base   string
+	stderr fileText
+	cmd    *exec.Cmd
+	exited chan error
+}
+
+// runImage starts the image's entrypoint with args, chrooted into rootfs
+// as cred, with the image's environment and HOME from its /etc/passwd (as
+// runtimes set it), and waits until it listens. It is killed when the test
+// ends if stop was not called.
+func runImage(t *testing.T, rootfs string, cfg *v1.ConfigFile, args []string, cred *syscall.Credential) *imageServer {
+	t.Helper()
 	cmd := exec.Command(cfg.Config.Entrypoint[0], append(cfg.Config.Entrypoint[1:], args...)...)
 	cmd.Dir = cfg.Config.WorkingDir
-	cmd.Env = append(cfg.Config.Env, "HOME=/tmp") // from the image's /etc/passwd, as runtimes set it
-	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs,
-		Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(pod.SecurityContext.FSGroup)}}}
+	cmd.Env = append(cfg.Config.Env, "HOME=/tmp")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: rootfs, Credential: cred}
 	// A file, not a buffer: the process writes while the test reads.
-	stderrFile, err := os.Create(filepath.Join(dir, "stderr"))
+	stderrFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stderrFile.Close()
+	t.Cleanup(func() { stderrFile.Close() })
 	cmd.Stderr = stderrFile
-	stderr := fileText(stderrFile.Name())
+	s := &imageServer{t: t, stderr: fileText(stderrFile.Name()), cmd: cmd, exited: make(chan error, 1)}
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
+	t.Cleanup(func() { cmd.Process.Kill() })
 	lines := make(chan string, 8)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			lines <- sc.Text()
+			select {
+			case lines <- sc.Text(): // the first is "listening on"
+			default: // access log lines nobody reads
+			}
 		}
-		close(lines)
-		exited <- cmd.Wait()
+		s.exited <- cmd.Wait()
 	}()
-	defer cmd.Process.Kill()
-	var base string
 	select {
 	case l := <-lines:
-		_, base, _ = strings.Cut(l, "listening on ")
+		_, s.base, _ = strings.Cut(l, "listening on ")
 	case <-time.After(60 * time.Second):
 	}
-	if base == "" {
-		t.Fatalf("the pod's ctxgate serve did not start; stderr:\n%s", stderr.String())
+	if s.base == "" {
+		t.Fatalf("the image's ctxgate serve did not start; stderr:\n%s", s.stderr.String())
 	}
+	return s
+}
 
-	get := func(path string) (int, string) {
-		r, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Body.Close()
-		b, _ := io.ReadAll(r.Body)
-		return r.StatusCode, string(b)
+func (s *imageServer) get(path string) (int, string) {
+	r, err := http.Get(s.base + path)
+	if err != nil {
+		s.t.Fatal(err)
 	}
-	if code, body := get(c.ReadinessProbe.HTTPGet.Path); code != 200 || !strings.Contains(body, `"status":"ok"`) {
-		t.Errorf("readiness probe %s: %d %s", c.ReadinessProbe.HTTPGet.Path, code, body)
-	}
-	if code, body := get(m["Deployment"].Spec.Template.Metadata.Annotations["prometheus.io/path"]); code != 200 || !strings.Contains(body, "ctxgate_policy_info") {
-		t.Errorf("metrics: %d, ctxgate_policy_info missing", code)
-	}
-	for file, action := range map[string]string{"inject.json": "inject", "refuse_off_topic.json": "refuse"} {
-		req, err := os.ReadFile(filepath.Join("..", "testdata", "requests", "default", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := http.Post(base+"/v1/gate", "application/json", bytes.NewReader(req))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-		if r.StatusCode != 200 || r.Header.Get("X-Ctxgate-Action") != action {
-			t.Errorf("%s: %d, action %q, want %s", file, r.StatusCode, r.Header.Get("X-Ctxgate-Action"), action)
-		}
-	}
-	// The refusal's gap event went to the gaps volume (the ConfigMap's gap_log).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, _ := os.ReadFile(filepath.Join(rootfs, "var", "lib", "ctxgate", "gaps.jsonl"))
-		if len(b) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("no gap event in the gaps volume; stderr:\n%s", stderr.String())
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	return r.StatusCode, string(b)
+}
 
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("serve after SIGTERM: %v; stderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Errorf("serve did not stop on SIGTERM")
+// decides posts testdata/requests/default/file and wants action.
+func (s *imageServer) decides(file, action string) {
+	s.t.Helper()
+	req, err := os.ReadFile(filepath.Join("..", "testdata", "requests", "default", file))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	r, err := http.Post(s.base+"/v1/gate", "application/json", bytes.NewReader(req))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || r.Header.Get("X-Ctxgate-Action") != action {
+		s.t.Errorf("%s: %d, action %q, want %s; stderr:\n%s", file, r.StatusCode, r.Header.Get("X-Ctxgate-Action"), action, s.stderr.String())
 	}
 }
+
+// stop sends SIGTERM and wants a clean exit.
+func (s *imageServer) stop() {
+	s.t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			s.t.Errorf("serve after SIGTERM: %v; stderr:\n%s", err, s.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		s.t.Errorf("serve did not stop on SIGTERM")
+	}
+}
+
+// podToken is the feedback token TestServePod's Secret holds.
+const podToken = "pod-feedback-token-0123456789abcdef"
 
 // modeBits turns a tar mode's sticky bit into Go's.
 func modeBits(mode int64) os.FileMode {
@@ -367,4 +514,37 @@ func TestConfigMapPolicyIsDefault(t *testing.T) {
 	if strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
 		t.Errorf("deploy/k8s/configmap.yaml's policy.json is not policies/default.json: copy it (indented four spaces)")
 	}
+}
+
+// TestDeployLogsBounded: in deploy/k8s the gap log rotates, and its kept
+// files (keep+1 of gap_log_max_bytes, plus one line, a MiB at most) fit the
+// emptyDir's sizeLimit, so a flood of refusals cannot get the pod evicted.
+func TestDeployLogsBounded(t *testing.T) {
+	m := manifests(t)
+	var cfg struct {
+		GapLog         string `yaml:"gap_log"`
+		GapLogMaxBytes int64  `yaml:"gap_log_max_bytes"`
+		GapLogKeep     int    `yaml:"gap_log_keep"`
+	}
+	if err := yaml.Unmarshal([]byte(m["ConfigMap"].Data["ctxgate.yaml"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GapLogMaxBytes <= 0 || cfg.GapLogKeep <= 0 || !strings.HasPrefix(cfg.GapLog, "/var/lib/ctxgate/") {
+		t.Fatalf("gap log %q rotates at %d keeping %d", cfg.GapLog, cfg.GapLogMaxBytes, cfg.GapLogKeep)
+	}
+	for _, v := range m["Deployment"].Spec.Template.Spec.Volumes {
+		if v.Name != "gaps" {
+			continue
+		}
+		limit, ok := strings.CutSuffix(v.EmptyDir.SizeLimit, "Mi")
+		mib, err := strconv.ParseInt(limit, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("gaps volume sizeLimit %q, want NMi", v.EmptyDir.SizeLimit)
+		}
+		if need := int64(cfg.GapLogKeep+1)*cfg.GapLogMaxBytes + 1<<20; need > mib<<20 {
+			t.Errorf("the gap log may hold %d bytes; the volume's sizeLimit is %d", need, mib<<20)
+		}
+		return
+	}
+	t.Fatal("no gaps volume")
 }

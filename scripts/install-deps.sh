@@ -2,7 +2,8 @@
 # install-deps.sh: the Debian packages the build and tests need (LLVM 19 to
 # build TinyGo, wasi-libc and compiler-rt to link wasm, binaryen for
 # wasm-opt, Chromium to render the HTML gap report in a test, Prometheus for
-# promtool, which checks a live /metrics page in a test).
+# promtool, which checks a live /metrics page in a test, Debian's python3
+# with venv for the Python client).
 # Idempotent: when every package is already installed it does nothing, so
 # `make` can call it on every run without touching the network.
 set -euo pipefail
@@ -14,6 +15,7 @@ PKGS=(
 	chromium                                      # headless, for TestGapsReportInChromium
 	prometheus                                    # promtool, for TestPromtoolCheckMetrics (not run as a service)
 	git ca-certificates                           # go build of TinyGo reads vcs info; harmless
+	python3 python3-venv                          # the Python client's tests and its pip install in a venv (test-install.sh)
 )
 
 missing=()

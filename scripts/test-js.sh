@@ -7,8 +7,11 @@
 #
 # 1. Node, npm and Debian's chromium (scripts/install-js-deps.sh; a no-op
 #    when present);
-# 2. npm ci in packages/js from its lockfile (skipped when node_modules was
-#    installed from this very lockfile; CTXGATE_NPM_CI=1 forces it);
+# 2. npm ci in packages/js from its lockfile (what the build compiles
+#    against), and in packages/js/test/runtime from its own (Deno, workerd,
+#    playwright-core: only the tests need them); each is skipped when its
+#    node_modules was installed from that very lockfile (CTXGATE_NPM_CI=1
+#    forces it);
 # 3. npm run build: the presets from policies/, tsc (TypeScript 7.0.2),
 #    host/wasm/ctxgate.wasm copied into the package;
 # 4. node --test over packages/js/test: Node, the client against a real
@@ -27,6 +30,7 @@ die() { log "$*"; exit 1; }
 scripts/install-js-deps.sh
 
 scripts/npm-ci.sh "$PKG"
+scripts/npm-ci.sh "$PKG/test/runtime"
 [ "${CTXGATE_JS_INSTALL_ONLY:-}" != 1 ] || exit 0
 
 [ -f host/wasm/ctxgate.wasm ] || die "host/wasm/ctxgate.wasm is missing: run make build"

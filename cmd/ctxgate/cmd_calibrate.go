@@ -100,9 +100,10 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // decisions join` does) into calibration examples. Only a decision whose
 // request was logged whole can be calibrated from: the features are
 // computed from its query and chunk text. The others are counted and left
-// out, saying so. Examples asking the same question share a group, so a
-// question asked twice never lands in both the fit and the calibration
-// split.
+// out, saying so. Examples asking the same question (the same words, case
+// and spacing aside) share a group: a question asked twice never lands in
+// both the fit and the calibration split, and counts once in the bound, so
+// a popular question's repeats buy no guarantee.
 func readDecisionLogs(decisions, feedback []string, base []byte, stderr io.Writer) ([]calibrate.Example, error) {
 	if len(decisions) == 0 || len(feedback) == 0 {
 		return nil, usageError{errors.New("--decisions and --feedback go together")}
@@ -111,11 +112,14 @@ func readDecisionLogs(decisions, feedback []string, base []byte, stderr io.Write
 	if err != nil {
 		return nil, errors.New("--base: " + err.Error())
 	}
-	j, err := joinLogs(decisions, feedback)
+	j, err := joinLogs(decisions, feedback, false)
 	if err != nil {
 		return nil, err
 	}
-	joined, _ := j.Examples()
+	joined, st := j.Examples()
+	if s := skippedLines(st); s != "" {
+		io.WriteString(stderr, "ctxgate calibrate: warning: "+strings.TrimPrefix(s, "; ")+"\n")
+	}
 	var exs []calibrate.Example
 	noRequest := 0
 	for i := range joined {
@@ -128,7 +132,10 @@ func readDecisionLogs(decisions, feedback []string, base []byte, stderr io.Write
 		if err != nil {
 			return nil, errors.New("decision " + ex.DecisionID + ": request: " + err.Error())
 		}
-		exs = append(exs, calibrate.Example{Request: req, Label: ex.Label == 1, Group: "q:" + req.Query, Line: i + 1})
+		if field, msg := calibrate.CheckRequest(req); msg != "" {
+			return nil, errors.New("decision " + ex.DecisionID + ": request." + field + ": " + msg)
+		}
+		exs = append(exs, calibrate.Example{Request: req, Label: ex.Label == 1, Group: ex.Group, Line: i + 1})
 	}
 	if noRequest > 0 {
 		io.WriteString(stderr, "ctxgate calibrate: left out "+strconv.Itoa(noRequest)+

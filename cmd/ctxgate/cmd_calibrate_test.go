@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -8,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/host/decisionlog"
 )
 
 // writeExamples writes n labeled examples a user might have: a question,
@@ -129,6 +132,10 @@ func TestCalibrateCommandRefuses(t *testing.T) {
 	os.WriteFile(p("bad.jsonl"), []byte(lines[0]+lines[1]+`{"request": {"query": "q", "chunks": []}, "label": "yes"}`+"\n"+lines[3]), 0o644)
 	os.WriteFile(p("badreq.jsonl"), []byte(lines[0]+`{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"vector": "high"}}]}, "label": 1}`+"\n"), 0o644)
 	os.WriteFile(p("few.jsonl"), []byte(strings.Join(lines[:16], "")), 0o644)
+	os.WriteFile(p("twice.jsonl"), []byte(lines[0]+strings.Replace(lines[1], `"label": `, `"label": 1, "label": `, 1)), 0o644)
+	// Every chunk scored at the float64 limit: the saturations' median
+	// overflowed to +Inf, and calibrate failed writing it into its own JSON.
+	os.WriteFile(p("huge.jsonl"), []byte(strings.ReplaceAll(string(good), `"scores": {`, `"scores": {"bm25": 1.797e308, `)), 0o644)
 	os.WriteFile(p("rag.json"), []byte(`{"name": "x", "version": "1"}`), 0o644)
 	for _, c := range []struct {
 		name string
@@ -138,7 +145,10 @@ func TestCalibrateCommandRefuses(t *testing.T) {
 	}{
 		{"a bad label", []string{"--data", p("bad.jsonl"), "--max-error", "0.1"}, exitFail, "bad.jsonl: line 3: label: must be 1 or 0"},
 		{"a bad request", []string{"--data", p("badreq.jsonl"), "--max-error", "0.1"}, exitFail, "badreq.jsonl: line 2: request.chunks[0].scores.vector:"},
+		{"a label given twice", []string{"--data", p("twice.jsonl"), "--max-error", "0.1"}, exitFail, `twice.jsonl: line 2: bad JSON: offset 0: duplicate key "label"`},
 		{"too few examples", []string{"--data", p("few.jsonl"), "--max-hallucination", "0.1"}, exitFail, "needs at least 22"},
+		{"scores at the float64 limit", []string{"--data", p("huge.jsonl"), "--max-hallucination", "0.1"}, exitFail,
+			"huge.jsonl: line 1: request.chunks[0].scores.bm25: must be a finite number at most 1e300 in magnitude"},
 		{"an impossible bound", []string{"--data", p("good.jsonl"), "--max-error", "0.001"}, exitFail, "no guarantee"},
 		{"both bounds", []string{"--data", p("good.jsonl"), "--max-error", "0.1", "--max-hallucination", "0.1"}, exitUsage, "not both"},
 		{"no bound", []string{"--data", p("good.jsonl")}, exitUsage, "give the bound"},
@@ -164,5 +174,114 @@ func TestCalibrateCommandRefuses(t *testing.T) {
 	os.WriteFile(p("bundle.json"), []byte(b), 0o644)
 	if code, _, errOut := cli(t, "", "calibrate", "--data", p("good.jsonl"), "--max-error", "0.1", "--base", p("bundle.json"), "--out", p("policy.json")); code != exitUsage || !strings.Contains(errOut, "signed bundle") {
 		t.Errorf("a bundle as --base: exit %d, %s", code, errOut)
+	}
+}
+
+// writeDecisionLogs turns a calibration examples file into the decision
+// and feedback logs serve would have written for it: each example asked
+// `asked` times (a popular question), each time decided and labeled alike;
+// vary rewrites the request of every repeat after the first.
+func writeDecisionLogs(t *testing.T, examples, decisions, feedback string, asked int, vary func(req string, n int) string) {
+	t.Helper()
+	raw, err := os.ReadFile(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec, fb []byte
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var ex struct {
+			Request json.RawMessage `json:"request"`
+			Label   int             `json:"label"`
+		}
+		if err := json.Unmarshal([]byte(line), &ex); err != nil {
+			t.Fatal(err)
+		}
+		var req bytes.Buffer
+		json.Compact(&req, ex.Request)
+		for r := 0; r < asked; r++ {
+			n++
+			id := fmt.Sprintf("decision-%d", n)
+			input := req.String()
+			if r > 0 && vary != nil {
+				input = vary(input, r)
+			}
+			at = at.Add(time.Second)
+			dec = decisionlog.AppendDecision(dec, &decisionlog.Decision{ID: id, Timestamp: at, Path: "/v1/gate", Action: "refuse", Input: json.RawMessage(input)})
+			answer := ex.Label == 1
+			fb = decisionlog.AppendFeedback(fb, &decisionlog.Feedback{DecisionID: id, Timestamp: at, AnswerInSources: &answer})
+		}
+	}
+	if os.WriteFile(decisions, dec, 0o644) != nil || os.WriteFile(feedback, fb, 0o644) != nil {
+		t.Fatal("cannot write the logs")
+	}
+}
+
+// Repeats of one question in the decision logs count once: a question
+// asked ten times, decided and labeled alike each time, certifies exactly
+// what it does asked once, and asked ten times with its wording's case and
+// spacing changed, the bound still counts questions, not decisions.
+func TestCalibrateDecisionLogRepeats(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	writeExamples(t, p("examples.jsonl"), 300, 3)
+	type bound struct {
+		N        int     `json:"n"`
+		K        int     `json:"k"`
+		PValue   float64 `json:"p_value"`
+		Examples int     `json:"examples"`
+	}
+	run := func(name string, asked int, vary func(string, int) string) (string, bound) {
+		writeDecisionLogs(t, p("examples.jsonl"), p(name+".decisions"), p(name+".feedback"), asked, vary)
+		code, _, errOut := cli(t, "", "calibrate", "--decisions", p(name+".decisions"), "--feedback", p(name+".feedback"),
+			"--max-hallucination", "0.2", "--version", "1", "--out", p(name+".json"), "--report", p(name+".report.json"))
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		pol, _ := os.ReadFile(p(name + ".json"))
+		var rep struct{ Bound bound }
+		raw, _ := os.ReadFile(p(name + ".report.json"))
+		if err := json.Unmarshal(raw, &rep); err != nil {
+			t.Fatal(err)
+		}
+		return string(pol), rep.Bound
+	}
+	once, b1 := run("once", 1, nil)
+	ten, b10 := run("ten", 10, nil)
+	if ten != once || b10 != b1 {
+		t.Errorf("asked ten times: bound %+v, want exactly what asked once gives, %+v (and the same policy)", b10, b1)
+	}
+	// Rewordings by case and spacing, chunks in another order: other
+	// requests, the same question.
+	_, bv := run("reworded", 10, func(req string, n int) string {
+		var r map[string]any
+		json.Unmarshal([]byte(req), &r)
+		q := r["query"].(string)
+		if n%2 == 1 {
+			q = strings.ToUpper(q)
+		}
+		r["query"] = strings.ReplaceAll(q, " ", strings.Repeat(" ", 1+n%3))
+		cs := r["chunks"].([]any)
+		cs[0], cs[n%len(cs)] = cs[n%len(cs)], cs[0]
+		b, _ := json.Marshal(r)
+		return string(b)
+	})
+	if bv.N > 150 || bv.Examples < 5*bv.N {
+		t.Errorf("150 questions labeled 0, each asked ten ways: the bound counts %d of %d examples, want at most one per question", bv.N, bv.Examples)
+	}
+	// The joined file carries the question as the group: calibrating from
+	// it counts alike.
+	if code, _, errOut := cli(t, "", "decisions", "join", "--decisions", p("reworded.decisions"), "--feedback", p("reworded.feedback"), "--out", p("joined.jsonl")); code != exitOK {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := cli(t, "", "calibrate", "--data", p("joined.jsonl"), "--max-hallucination", "0.2", "--version", "1",
+		"--out", p("joined.json"), "--report", p("joined.report.json")); code != exitOK {
+		t.Fatal(errOut)
+	}
+	var rep struct{ Bound bound }
+	raw, _ := os.ReadFile(p("joined.report.json"))
+	if json.Unmarshal(raw, &rep); rep.Bound != bv {
+		t.Errorf("from the joined file: bound %+v, want %+v as from the logs", rep.Bound, bv)
 	}
 }

@@ -19,13 +19,15 @@ func init() {
 }
 
 const decisionsUsage = `usage:
-  ctxgate decisions join --decisions FILE [--decisions FILE...] --feedback FILE [--feedback FILE...] [--out FILE] [--request-only]
+  ctxgate decisions join --decisions FILE [--decisions FILE...] --feedback FILE [--feedback FILE...] [--out FILE] [--request-only] [--strict]
 
 join pairs the decision log of ctxgate serve (--decision-log) with its feedback
 log (--feedback-log) by decision id and writes one calibration example per
 decision that has an answer_in_sources verdict: {"request": {...}, "label": 1|0}
 plus the decision's outcome, as JSON lines (ctxgate calibrate reads them). A
-FILE may be a glob ('decisions.jsonl*' for rotated logs). See docs/decision-log.md.
+FILE may be a glob ('decisions.jsonl*' for rotated logs). A malformed line (a
+crash leaves one) is skipped and counted on stderr; --strict fails on it. See
+docs/decision-log.md.
 `
 
 func runDecisions(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -55,6 +57,7 @@ func runDecisionsJoin(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&feedback, "feedback", "feedback log `FILE` or glob (repeatable); required")
 	out := fs.String("out", "", "write the examples to `FILE` (default: stdout)")
 	requestOnly := fs.Bool("request-only", false, "keep only examples whose request was logged whole (not masked, not left out)")
+	strict := fs.Bool("strict", false, "fail on the first malformed line instead of skipping it (skipped lines are counted on stderr)")
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
@@ -65,7 +68,7 @@ func runDecisionsJoin(args []string, stdout, stderr io.Writer) int {
 	if len(decisions) == 0 || len(feedback) == 0 {
 		return fail(stderr, "decisions join", usageError{errors.New("--decisions and --feedback are required")})
 	}
-	j, err := joinLogs(decisions, feedback)
+	j, err := joinLogs(decisions, feedback, *strict)
 	if err != nil {
 		return fail(stderr, "decisions join", err)
 	}
@@ -110,11 +113,21 @@ func runDecisionsJoin(args []string, stdout, stderr io.Writer) int {
 	if *requestOnly {
 		fmt.Fprintf(stderr, "; %d left out by --request-only", st.Examples-written)
 	}
-	if st.TornTails > 0 {
-		fmt.Fprintf(stderr, "; %d files ended in a partial line (skipped)", st.TornTails)
-	}
-	io.WriteString(stderr, "\n")
+	io.WriteString(stderr, skippedLines(st)+"\n")
 	return exitOK
+}
+
+// skippedLines says, for a summary line, which lines of the logs a join
+// skipped: "" when none.
+func skippedLines(st decisionlog.Stats) string {
+	var s string
+	if st.TornTails > 0 {
+		s += fmt.Sprintf("; %d files ended in a partial line (skipped)", st.TornTails)
+	}
+	if st.Skipped > 0 {
+		s += fmt.Sprintf("; %d malformed lines skipped (the first: %s)", st.Skipped, st.FirstErrors[0])
+	}
+	return s
 }
 
 // expand resolves globs; a name without glob characters must exist, and a
@@ -141,9 +154,11 @@ func expand(flagName string, names []string) ([]string, error) {
 
 // joinLogs reads every decision log, then every feedback log (globs
 // expanded), into one Joiner: what `decisions join` writes and `calibrate
-// --decisions --feedback` fits on.
-func joinLogs(decisions, feedback []string) (*decisionlog.Joiner, error) {
+// --decisions --feedback` fits on. Malformed lines are skipped and counted
+// unless strict.
+func joinLogs(decisions, feedback []string, strict bool) (*decisionlog.Joiner, error) {
 	j := decisionlog.NewJoiner()
+	j.Strict = strict
 	for _, set := range []struct {
 		flag  string
 		files []string

@@ -118,7 +118,7 @@ func (c gateCall) run(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		return fail(stderr, c.name, err)
 	}
 	ctx := context.Background()
-	ev, err := gf.open(ctx)
+	ev, err := gf.open(ctx, stderr)
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}

@@ -43,7 +43,7 @@ func TestEvalGapLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			events, _, err := gaps.ReadEvents(bytes.NewReader(data), gaps.ReadOptions{})
+			events, _, err := gaps.ReadEvents(bytes.NewReader(data), gaps.ReadOptions{Strict: true})
 			if err != nil || len(events) != 2 {
 				t.Fatalf("gap log: %d events, err %v\n%s", len(events), err, data)
 			}

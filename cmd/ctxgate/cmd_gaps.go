@@ -7,6 +7,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,13 +22,15 @@ func init() {
 }
 
 const gapsUsage = `usage:
-  ctxgate gaps report --events FILE.jsonl [--format md|json|html] [--min-count N] [flags]
+  ctxgate gaps report --events FILE.jsonl [--events MORE...] [FILE...] [--format md|json|html] [--min-count N] [flags]
   ctxgate gaps verify --events FILE.jsonl --retrieval NEW.jsonl [--policy P] [--judge gate|scores] [flags]
 
 report clusters gap events (refusals, low-confidence answers, thumbs-down) by
 query similarity, ranks the clusters by count and says each one's failure mode
 and fix (--format html: one self-contained page with charts). verify re-runs each cluster's past queries against new retrieval
-results through the gate and counts how many now clear. See docs/gaps.md.
+results through the gate and counts how many now clear. Events are read once,
+in order, from every file (globs, gzip, - for stdin), in bounded memory:
+the logs of several replicas make one report. See docs/gaps.md.
 Run ctxgate gaps report -h or ctxgate gaps verify -h for flags.
 `
 
@@ -52,70 +55,115 @@ func runGaps(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // gapsFlags are the flags report and verify share: which events, how to read
 // them, how to cluster and diagnose.
 type gapsFlags struct {
-	events   string
+	events   eventsFlag
 	format   string
 	minCount int
 	skipBad  bool
 	maxLine  int
 	opt      gaps.Options
+	stream   gaps.StreamOptions
 }
 
 func (f *gapsFlags) register(fs *flag.FlagSet) {
 	f.opt = gaps.DefaultOptions()
 	th := &f.opt.Thresholds
-	fs.StringVar(&f.events, "events", "", "gap events `FILE` (JSONL; - for stdin); required")
+	fs.Var(&f.events, "events", "gap events `FILE` (JSONL, gzip or not; a glob; - for stdin); repeatable, read in order; required")
 	fs.StringVar(&f.format, "format", "md", "output format: md or json (report: also html, one self-contained page)")
 	fs.IntVar(&f.minCount, "min-count", 1, "show only clusters with at least `N` events")
-	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed lines (counted on stderr) instead of failing on the first")
+	fs.BoolVar(&f.skipBad, "skip-bad", true, "skip malformed lines, counted on stderr and in the report (a crash or a full disk leaves one); false: fail on the first")
 	fs.IntVar(&f.maxLine, "max-line-bytes", gaps.DefaultMaxLineBytes, "longest accepted line, in bytes")
 	fs.Float64Var(&f.opt.Cosine, "cosine", f.opt.Cosine, "embedding cosine at or above which two queries share a cluster")
 	fs.Float64Var(&f.opt.Jaccard, "jaccard", f.opt.Jaccard, "term-set Jaccard at or above which two queries share a cluster (when one has no embedding)")
+	fs.Float64Var(&f.opt.Chars, "chars", f.opt.Chars, "character 3-gram Jaccard at or above which two queries share a cluster (when one has no embedding)")
+	fs.Float64Var(&f.opt.Guard, "guard", f.opt.Guard, "two gaps join only if every pair of their most asked wordings has term or character Jaccard, plus 0.15 for shared retrieved documents, at least this (higher: fewer, purer merges)")
+	fs.IntVar(&f.stream.ChunkEvents, "chunk-events", gaps.DefaultChunkEvents, "events held in memory at once; a longer log is clustered chunk by chunk (docs/gaps.md)")
+	fs.IntVar(&f.stream.MaxGaps, "max-gaps", gaps.DefaultMaxGaps, "gaps carried from chunk to chunk; past it the smallest are dropped and counted")
 	fs.Float64Var(&th.Floor, "floor", th.Floor, "the policy's evidence floor, for the diagnosis (and for --judge scores)")
 	fs.Float64Var(&th.Near, "near", th.Near, "how far under the floor still counts as almost_matched")
 	fs.Float64Var(&th.LowConfidence, "low-confidence", th.LowConfidence, "the low-confidence line, for the diagnosis")
 }
 
+// gapsMemoryLimit is the soft heap limit of gaps report and verify.
+const gapsMemoryLimit = 640 << 20
+
 // gapsLoad is what load read and built.
 type gapsLoad struct {
-	rep    *gaps.Report
+	rep *gaps.Report
+	// events are the events when the log fitted in one chunk (the HTML
+	// trend reads them); nil for a streamed report, which counts its own.
 	events []gaps.Event
-	// skipped says, in words, which malformed lines --skip-bad skipped; ""
-	// when none.
-	skipped string
+	paths  []string
 }
 
-// load reads the events and builds the report. formats are the formats the
+// load reads the events of every input in order and builds the report.
+// more are a report's file arguments; formats are the formats the
 // subcommand writes.
-func (f *gapsFlags) load(cmd string, stdin io.Reader, stderr io.Writer, formats ...string) (*gapsLoad, error) {
-	if f.events == "" {
+func (f *gapsFlags) load(cmd string, more []string, stdin io.Reader, stderr io.Writer, formats ...string) (*gapsLoad, error) {
+	if len(f.events)+len(more) == 0 {
 		return nil, usageError{errors.New("--events is required")}
 	}
 	if !slices.Contains(formats, f.format) {
 		n := len(formats) - 1
 		return nil, usageError{errors.New("--format must be " + strings.Join(formats[:n], ", ") + " or " + formats[n] + ", got " + quote(f.format))}
 	}
-	r, closeFn, err := openInput(f.events, stdin)
+	paths, err := eventPaths(append(append([]string(nil), f.events...), more...))
 	if err != nil {
 		return nil, err
 	}
-	defer closeFn()
-	evs, st, err := gaps.ReadEvents(r, gaps.ReadOptions{SkipBad: f.skipBad, MaxLineBytes: f.maxLine, TornTail: true})
-	if err != nil {
-		return nil, errors.New(f.events + ": " + err.Error())
-	}
-	l := &gapsLoad{events: evs}
-	if st.TornLast > 0 {
-		io.WriteString(stderr, "ctxgate "+cmd+": warning: skipped the last line of "+f.events+" (line "+strconv.Itoa(st.TornLast)+
-			"): it has no newline and does not read, a write cut short (a crash or a full disk); every line before it was read\n")
-	}
-	if st.Skipped > 0 {
-		l.skipped = "skipped " + strconv.Itoa(st.Skipped) + " malformed lines of " + f.events + "; first: " + st.FirstErrors[0].Error()
-		io.WriteString(stderr, "ctxgate "+cmd+": "+l.skipped+"\n")
-	}
-	l.rep, err = gaps.Build(evs, f.opt)
+	s, err := gaps.NewStream(f.opt, f.stream)
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The stream's live memory is bounded (docs/gaps.md); the limit makes
+		// the collector hold the heap near it instead of letting garbage
+		// double it. GOMEMLIMIT overrides.
+		debug.SetMemoryLimit(gapsMemoryLimit)
+	}
+	l := &gapsLoad{paths: paths}
+	var notes []string
+	skipped := 0
+	var first *gaps.LineError
+	firstIn := ""
+	for _, p := range paths {
+		r, closeFn, err := openEvents(p, stdin)
+		if err != nil {
+			return nil, err
+		}
+		st, err := gaps.ScanEvents(r, gaps.ReadOptions{Strict: !f.skipBad, MaxLineBytes: f.maxLine, TornTail: true}, s.Add)
+		closeFn()
+		if err != nil {
+			return nil, errors.New(p + ": " + err.Error())
+		}
+		if st.TornLast > 0 {
+			io.WriteString(stderr, "ctxgate "+cmd+": warning: skipped the last line of "+p+" (line "+strconv.Itoa(st.TornLast)+
+				"): it has no newline and does not read, a write cut short (a crash or a full disk); every line before it was read\n")
+		}
+		if st.Skipped > 0 && first == nil {
+			first, firstIn = st.FirstErrors[0], p
+		}
+		skipped += st.Skipped
+	}
+	if skipped > 0 {
+		msg := "skipped " + strconv.Itoa(skipped) + " malformed lines of " + paths[0] + "; first: " + first.Error()
+		if len(paths) > 1 {
+			msg = "skipped " + strconv.Itoa(skipped) + " malformed lines in " + strconv.Itoa(len(paths)) + " inputs; first: " + firstIn + ": " + first.Error()
+		}
+		io.WriteString(stderr, "ctxgate "+cmd+": "+msg+"\n")
+		notes = append(notes, "Malformed lines were left out: "+msg+".")
+	}
+	l.rep, err = s.Report()
+	if err != nil {
+		return nil, usageError{err}
+	}
+	l.events = s.Events()
+	if st := &l.rep.Stats; st.DroppedGaps > 0 {
+		msg := "to bound memory, the " + strconv.Itoa(st.DroppedGaps) + " smallest gaps (" + strconv.Itoa(st.DroppedEvents) +
+			" events) were dropped; raise --max-gaps to keep more"
+		io.WriteString(stderr, "ctxgate "+cmd+": "+msg+"\n")
+		notes = append(notes, "Not shown: "+msg+".")
+	}
+	l.rep.Notes = append(l.rep.Notes, notes...)
 	l.rep.Filter(f.minCount)
 	return l, nil
 }
@@ -148,11 +196,7 @@ func runGapsReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		io.WriteString(stderr, "ctxgate gaps report: unexpected argument "+quote(fs.Arg(0))+"\n")
-		return exitUsage
-	}
-	l, err := gf.load("gaps report", stdin, stderr, "md", "json", "html")
+	l, err := gf.load("gaps report", fs.Args(), stdin, stderr, "md", "json", "html")
 	if err != nil {
 		return fail(stderr, "gaps report", err)
 	}
@@ -160,13 +204,7 @@ func runGapsReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	case "json":
 		err = gaps.WriteJSON(stdout, l.rep)
 	case "html":
-		opt := gaps.HTMLOptions{Source: gf.events, MaxClusters: *maxClusters}
-		if gf.events == "-" {
-			opt.Source = "standard input"
-		}
-		if l.skipped != "" {
-			opt.Notes = []string{"Malformed lines were left out: " + l.skipped + "."}
-		}
+		opt := gaps.HTMLOptions{Source: sourceName(l.paths), MaxClusters: *maxClusters, Notes: l.rep.Notes}
 		err = gaps.WriteHTML(stdout, l.rep, l.events, opt)
 	default:
 		err = gaps.WriteMarkdown(stdout, l.rep)
@@ -199,10 +237,10 @@ func runGapsVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if *judge != "gate" && *judge != "scores" {
 		return fail(stderr, "gaps verify", usageError{errors.New("--judge must be gate or scores, got " + quote(*judge))})
 	}
-	if *retrieval == "-" && gf.events == "-" {
+	if *retrieval == "-" && slices.Contains(gf.events, "-") {
 		return fail(stderr, "gaps verify", usageError{errors.New("--events and --retrieval cannot both be stdin")})
 	}
-	l, err := gf.load("gaps verify", stdin, stderr, "md", "json")
+	l, err := gf.load("gaps verify", nil, stdin, stderr, "md", "json")
 	if err != nil {
 		return fail(stderr, "gaps verify", err)
 	}
@@ -212,7 +250,7 @@ func runGapsVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return fail(stderr, "gaps verify", err)
 	}
 	defer closeFn()
-	rts, st, err := gaps.ReadRetrievals(r, gaps.ReadOptions{SkipBad: gf.skipBad, MaxLineBytes: max(gf.maxLine, host.DefaultMaxInputBytes)})
+	rts, st, err := gaps.ReadRetrievals(r, gaps.ReadOptions{Strict: !gf.skipBad, MaxLineBytes: max(gf.maxLine, host.DefaultMaxInputBytes)})
 	if err != nil {
 		return fail(stderr, "gaps verify", errors.New(*retrieval+": "+err.Error()))
 	}
@@ -223,7 +261,7 @@ func runGapsVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	var j gaps.Judge = gaps.ScoreJudge{Floor: gf.opt.Thresholds.Floor}
 	if *judge == "gate" {
 		ctx := context.Background()
-		ev, err := gate.open(ctx)
+		ev, err := gate.open(ctx, stderr)
 		if err != nil {
 			return fail(stderr, "gaps verify", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -101,9 +102,10 @@ func firstSentence(s string, n int) string {
 // one, else the preset of that name (serve reads --policy the same way). A
 // value that is neither is an error that lists the presets; a value that
 // looks like a path (it has a slash or a .json ending) is reported as a
-// missing file. To load a file that has a preset's name, write ./NAME.
+// missing file. To load a file that has a preset's name, write ./NAME. Only
+// a regular file of at most safefile.MaxPolicyBytes is read (serve's rule).
 func readPolicyArg(v string) ([]byte, error) {
-	b, err := os.ReadFile(v)
+	b, err := safefile.Read(v, safefile.MaxPolicyBytes)
 	if err == nil {
 		if len(strings.TrimSpace(string(b))) == 0 {
 			// Never the built-in default in place of a file.
@@ -115,14 +117,18 @@ func readPolicyArg(v string) ([]byte, error) {
 	if st, serr := os.Stat(v); serr == nil && st.IsDir() {
 		isDir = true
 	}
+	var refused *safefile.Error
 	if !errors.Is(err, fs.ErrNotExist) && !isDir {
+		if errors.As(err, &refused) {
+			return nil, errors.New("policy " + err.Error())
+		}
 		return nil, err
 	}
 	if p, ok := policies.Get(v); ok {
 		return p, nil
 	}
 	if isDir {
-		return nil, errors.New("policy " + quote(v) + " is a directory, not a policy file")
+		return nil, errors.New("policy " + quote(v) + " is a directory, not a regular file")
 	}
 	if looksLikePath(v) {
 		return nil, errors.New("policy file " + quote(v) + " does not exist")

@@ -36,7 +36,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Policy, "policy", "", "policy JSON `FILE`, signed bundle, or preset name")
 	fs.Var(&trust, "trust", "trust `FILE` of public keys (repeatable): load only policies they sign")
 	fs.StringVar(&fc.TrustMode, "trust-mode", "", trustModeHelp+" (config: trust_mode)")
-	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, reloads never go back from the running version)")
+	fs.StringVar(&fc.MinVersion, "min-version", "", "refuse a policy whose version sorts before `V`, at start and on reload (with --trust, never older than the highest signed version loaded either: --state-dir)")
+	fs.StringVar(&fc.StateDir, "state-dir", "", "with --trust, keep the highest signed policy version loaded in `DIR` and refuse older ones after a restart (default: the policy file's directory)")
 	fs.StringVar(&fc.Module, "module", "tinygo", "embedded module: tinygo or go")
 	fs.StringVar(&fc.VectorMetric, "vector-metric", "", vectorMetricHelp+" (config: vector_metric)")
 	fs.StringVar(&fc.RerankScale, "rerank-scale", "", rerankScaleHelp+" (config: rerank_scale)")
@@ -47,21 +48,24 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&fc.Upstream, "upstream", "", "OpenAI-compatible base `URL` for gateway mode (POST /v1/chat/completions)")
 	fs.BoolVar(&fc.FailOpen, "fail-open", false, "gateway: pass requests the gate cannot decide upstream unchanged")
 	fs.StringVar(&fc.GapLog, "gap-log", "", "append knowledge-gap events to this JSONL `FILE` (reopened on SIGHUP)")
-	fs.Int64Var(&fc.GapLogMaxBytes, "gap-log-max-bytes", 0, "rotate the gap log at this many `BYTES` to FILE.1, FILE.2, ... (0: never)")
+	fs.Int64Var(&fc.GapLogMaxBytes, "gap-log-max-bytes", 0, "rotate the gap log at this many `BYTES` to FILE.1, FILE.2, ... (0: 64 MiB; -1: never)")
 	fs.IntVar(&fc.GapLogKeep, "gap-log-keep", 0, "rotated gap logs kept (0: 5)")
 	applyDecisionLog := decisionLogFlags(fs, &fc.DecisionLogConfig)
 	fs.StringVar(&fc.DocumentsPath, "documents-path", "", "gateway: dotted path of the documents array (default documents)")
 	fs.StringVar(&fc.QueryPath, "query-path", "", "gateway: dotted path of the question (default: the last user message)")
 	fs.StringVar(&fc.CaveatDelivery, "caveat-delivery", "", "gateway: how a caveat reaches the user: `MODE` prefix (default), suffix, instruction, none")
 	fs.StringVar(&fc.AccessLog, "access-log", "", "one JSON line per request to `DEST`: stdout (default), stderr, off, or a file (reopened on SIGHUP)")
+	fs.Int64Var(&fc.AccessLogMaxBytes, "access-log-max-bytes", 0, "rotate an access log file at this many `BYTES` (0: 64 MiB; -1: never)")
+	fs.IntVar(&fc.AccessLogKeep, "access-log-keep", 0, "rotated access log files kept (0: 5)")
 	fs.Int64Var(&fc.Limits.MaxBodyBytes, "max-body-bytes", 0, "largest request body (0: 8 MiB)")
+	fs.Int64Var(&fc.Limits.MaxInflightBodyBytes, "max-inflight-body-bytes", 0, "most `BYTES` of request bodies and upstream answers held in memory at once; past it, 503 (0: 64 MiB; -1: no bound)")
 	fs.Int64Var(&fc.Limits.LargeBodyBytes, "large-body-bytes", 0, "gate inputs over this many `BYTES` run in the large-request lane: termination checks, limited concurrency (0: 256 KiB; -1: no lane)")
 	fs.IntVar(&fc.Limits.LargeConcurrency, "large-concurrency", 0, "calls at once in the large-request lane (0: GOMAXPROCS-1, at least 1)")
 	durFlag(fs, &fc.Limits.ReadTimeout, "read-timeout", "time to read a whole request (0: 30s)")
 	durFlag(fs, &fc.Limits.WriteTimeout, "write-timeout", "time to write a response (0: 120s; a stream extends it per chunk)")
 	durFlag(fs, &fc.Limits.GateTimeout, "gate-timeout", "deadline of one gate call (0: 1s)")
 	durFlag(fs, &fc.Limits.UpstreamTimeout, "upstream-timeout", "time until the upstream's response headers (0: 120s)")
-	durFlag(fs, &fc.Limits.UpstreamIdleTimeout, "upstream-idle-timeout", "longest wait for more of the upstream's body, streamed or not (0: the write timeout)")
+	durFlag(fs, &fc.Limits.UpstreamIdleTimeout, "upstream-idle-timeout", "longest wait for more of the upstream's body, and in a stream for each complete event (0: the write timeout)")
 	fs.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
 	reloadPoll := fs.Duration("reload-poll", 2*time.Second, "check the policy files for changes this often (0: only on SIGHUP)")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compiled-module cache `DIR`")
@@ -110,7 +114,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if cfg.AccessLog == "" {
 		cfg.AccessLog = "stdout"
 	}
-	if opts.AccessLog, err = server.OpenAccessLog(strings.TrimSpace(cfg.AccessLog), stdout, stderr); err != nil {
+	if opts.AccessLog, err = server.OpenAccessLog(strings.TrimSpace(cfg.AccessLog), stdout, stderr, cfg.AccessLogRotation()); err != nil {
 		return fail(stderr, "serve", err)
 	}
 	ctx := context.Background()
@@ -165,6 +169,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"trust":                 func() { cfg.Trust = trust },
 		"trust-mode":            func() { cfg.TrustMode = f.TrustMode },
 		"min-version":           func() { cfg.MinVersion = f.MinVersion },
+		"state-dir":             func() { cfg.StateDir = f.StateDir },
 		"module":                func() { cfg.Module = f.Module },
 		"vector-metric":         func() { cfg.VectorMetric = f.VectorMetric },
 		"rerank-scale":          func() { cfg.RerankScale = f.RerankScale },
@@ -178,6 +183,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"query-path":            func() { cfg.QueryPath = f.QueryPath },
 		"caveat-delivery":       func() { cfg.CaveatDelivery = f.CaveatDelivery },
 		"access-log":            func() { cfg.AccessLog = f.AccessLog },
+		"access-log-max-bytes":  func() { cfg.AccessLogMaxBytes = f.AccessLogMaxBytes },
+		"access-log-keep":       func() { cfg.AccessLogKeep = f.AccessLogKeep },
 		"max-body-bytes":        func() { cfg.Limits.MaxBodyBytes = f.Limits.MaxBodyBytes },
 		"large-body-bytes":      func() { cfg.Limits.LargeBodyBytes = f.Limits.LargeBodyBytes },
 		"large-concurrency":     func() { cfg.Limits.LargeConcurrency = f.Limits.LargeConcurrency },
@@ -187,6 +194,7 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"upstream-timeout":      func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
 		"upstream-idle-timeout": func() { cfg.Limits.UpstreamIdleTimeout = f.Limits.UpstreamIdleTimeout },
 	}
+	pick["max-inflight-body-bytes"] = func() { cfg.Limits.MaxInflightBodyBytes = f.Limits.MaxInflightBodyBytes }
 	for name, apply := range pick {
 		if set[name] {
 			apply()

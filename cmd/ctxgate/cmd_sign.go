@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host/signing"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 )
 
 // Signed policies and decision receipts (docs/signing.md).
@@ -107,7 +108,7 @@ func runSign(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "sign", err)
 	}
-	policy, err := os.ReadFile(fs.Arg(0))
+	policy, err := safefile.Read(fs.Arg(0), safefile.MaxPolicyBytes)
 	if err != nil {
 		return fail(stderr, "sign", err)
 	}
@@ -231,7 +232,7 @@ func (vf *verifyFlags) load(fs *flag.FlagSet, name string, stderr io.Writer) (in
 	if err != nil {
 		return in, fail(stderr, name, err), false
 	}
-	data, err := os.ReadFile(fs.Arg(0))
+	data, err := safefile.Read(fs.Arg(0), safefile.MaxPolicyBytes)
 	if err != nil {
 		return in, fail(stderr, name, err), false
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"io"
 	"runtime"
@@ -53,8 +54,32 @@ func releaseVersion() string {
 	return v
 }
 
+// versionInfo is `ctxgate version --format json`: what the text says, by name.
+type versionInfo struct {
+	Version  string       `json:"version"`
+	Gate     string       `json:"gate"`
+	Schema   string       `json:"schema"`
+	Go       string       `json:"go"`
+	Platform string       `json:"platform"`
+	Modules  []moduleJSON `json:"modules"`
+}
+
+// moduleJSON is one embedded module; size and sha256 are absent when it is
+// not built.
+type moduleJSON struct {
+	Module string `json:"module"`
+	File   string `json:"file"`
+	Built  bool   `json:"built"`
+	Size   int    `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
 func runVersion(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ctxgate version", flag.ContinueOnError)
+	// Text even into a pipe, unlike the other commands: `ctxgate --version |
+	// head -1` is how a version is read by convention.
+	var of outputFormat
+	fs.StringVar(&of.value, "format", "text", "output `FORMAT`: text or json")
 	if code, done := parseFlags(fs, args, stderr); done {
 		return code
 	}
@@ -62,11 +87,25 @@ func runVersion(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		io.WriteString(stderr, "ctxgate version: takes no arguments\n")
 		return exitUsage
 	}
-	var b strings.Builder
-	b.WriteString("ctxgate " + releaseVersion() + " (gate " + gate.Version + ", schema " + gate.SchemaVersion +
-		", " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n")
+	text, err := of.text(stdout)
+	if err != nil {
+		return fail(stderr, "version", err)
+	}
+	info := versionInfo{Version: releaseVersion(), Gate: gate.Version, Schema: gate.SchemaVersion,
+		Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	for _, m := range host.Modules() {
-		b.WriteString("module " + pad(m.Module.String(), 7) + pad(m.File, 16))
+		info.Modules = append(info.Modules, moduleJSON{Module: m.Module.String(), File: m.File, Built: m.Built, Size: m.Size, SHA256: m.SHA256})
+	}
+	if !text {
+		b, _ := json.Marshal(info) // strings, ints and bools only: cannot fail
+		stdout.Write(append(b, '\n'))
+		return exitOK
+	}
+	var b strings.Builder
+	b.WriteString("ctxgate " + info.Version + " (gate " + info.Gate + ", schema " + info.Schema +
+		", " + info.Go + " " + info.Platform + ")\n")
+	for _, m := range info.Modules {
+		b.WriteString("module " + pad(m.Module, 7) + pad(m.File, 16))
 		if !m.Built {
 			b.WriteString("not built (run make modules)\n")
 			continue

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -40,5 +42,38 @@ func TestReleaseVersion(t *testing.T) {
 	version = ""
 	if got := releaseVersion(); got == "" {
 		t.Error("releaseVersion() is empty without a link-time version")
+	}
+}
+
+// version --format json says what the text says, by name; text stays the
+// default even into a pipe (`ctxgate --version | head -1`).
+func TestVersionJSON(t *testing.T) {
+	code, out, errs := cli(t, "", "version", "--format", "json")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var v versionInfo
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if v.Version != releaseVersion() || v.Gate != gate.Version || v.Schema != gate.SchemaVersion ||
+		v.Go != runtime.Version() || v.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("version JSON %+v", v)
+	}
+	mods := host.Modules()
+	if len(v.Modules) != len(mods) {
+		t.Fatalf("%d modules, want %d", len(v.Modules), len(mods))
+	}
+	for i, m := range mods {
+		got := v.Modules[i]
+		if got.Module != m.Module.String() || got.File != m.File || got.Built != m.Built || got.Size != m.Size || got.SHA256 != m.SHA256 {
+			t.Errorf("module %d: %+v, want %+v", i, got, m)
+		}
+	}
+	if _, text, _ := cli(t, "", "version", "--format", "text"); !strings.HasPrefix(text, "ctxgate ") {
+		t.Errorf("--format text: %q", text)
+	}
+	if code, _, errs := cli(t, "", "version", "--format", "yaml"); code != exitUsage || !strings.Contains(errs, "--format must be json or text") {
+		t.Errorf("--format yaml: exit %d, %q", code, errs)
 	}
 }

@@ -318,3 +318,28 @@ func TestServeDecisionLogMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionsJoinSkipsTornLines (issue 24, item 8): a torn line in the
+// middle of a decision log and of a feedback log (what a writer that
+// started a new line after a crash left) no longer stops decisions join
+// ("unexpected EOF"): each is skipped and counted on stderr, naming the
+// first, and every other line joins. --strict fails on it.
+func TestDecisionsJoinSkipsTornLines(t *testing.T) {
+	dir := t.TempDir()
+	decisions, feedback := filepath.Join(dir, "decisions.jsonl"), filepath.Join(dir, "feedback.jsonl")
+	line := func(id string) string {
+		return `{"decision_id":"` + id + `","timestamp":"2026-11-28T00:00:00Z","action":"caveat","signals":{"confidence":0.6}}` + "\n"
+	}
+	os.WriteFile(decisions, []byte(line("d1")+`{"decision_id":"d2","timestamp":"2026-11-`+"\n"+line("d3")), 0o644)
+	verdict := func(id string) string {
+		return `{"decision_id":"` + id + `","timestamp":"2026-11-28T00:00:01Z","answer_in_sources":true}` + "\n"
+	}
+	os.WriteFile(feedback, []byte(verdict("d1")+`{"decision_id":"d3","times`+"\n"+verdict("d3")), 0o644)
+	code, out, errs := cli(t, "", "decisions", "join", "--decisions", decisions, "--feedback", feedback)
+	if code != exitOK || strings.Count(out, "\n") != 2 || !strings.Contains(errs, "2 malformed lines skipped (the first: "+decisions+":2: not JSON") {
+		t.Errorf("default: exit %d, %d examples, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+	if code, _, errs := cli(t, "", "decisions", "join", "--strict", "--decisions", decisions, "--feedback", feedback); code != exitFail || !strings.Contains(errs, decisions+":2: ") {
+		t.Errorf("--strict: exit %d, stderr %q", code, errs)
+	}
+}

@@ -39,15 +39,22 @@ func docBlock(t *testing.T, doc, heading string) string {
 func shellWithCLI(t *testing.T, dir, script string) (string, error) {
 	t.Helper()
 	bin := t.TempDir()
-	shim := "#!/bin/sh\n" + runMainEnv + "=1 exec " + shellQuote(os.Args[0]) + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "ctxgate"), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeCLIShim(t, bin)
 	cmd := exec.Command("sh", "-eu", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CACHE_HOME="+cacheDir)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// writeCLIShim writes dir/ctxgate, a script that runs this test binary as
+// the CLI (TestMain).
+func writeCLIShim(t *testing.T, dir string) {
+	t.Helper()
+	shim := "#!/bin/sh\n" + runMainEnv + "=1 exec " + shellQuote(os.Args[0]) + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "ctxgate"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,6 +25,7 @@ import (
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/gaps"
 	"github.com/ctxgate/ctxgate/host/signing"
+	"github.com/ctxgate/ctxgate/internal/jsonl"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -198,7 +200,7 @@ func (f *gateFlags) check() error {
 
 // open builds the evaluator the flags ask for. A usage problem (unknown
 // module) is reported as such, so the caller can exit 2.
-func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
+func (f *gateFlags) open(ctx context.Context, stderr io.Writer) (host.Evaluator, error) {
 	if f.policy == "" && len(f.trust) > 0 {
 		return nil, errors.New("--trust is set but --policy is not: a signed bundle is required (the built-in default is not signed)")
 	}
@@ -230,7 +232,7 @@ func (f *gateFlags) open(ctx context.Context) (host.Evaluator, error) {
 		}
 	} else {
 		opts := host.Options{Policy: policy, TrustKeys: marshalTrust(trust), TrustMode: mode, PoolSize: 1, Timeout: f.timeout, MaxPages: uint32(min(f.maxPages, 65536)), CacheDir: f.cacheDir,
-			VectorMetric: metric, RerankScale: scale}
+			Logger: slog.New(slog.NewTextHandler(stderr, nil)), VectorMetric: metric, RerankScale: scale}
 		if f.wasm != "" {
 			if opts.Wasm, err = os.ReadFile(f.wasm); err != nil {
 				return nil, err
@@ -312,24 +314,8 @@ func (f *gateFlags) logGap(out []byte) error {
 		return err
 	}
 	line := gaps.AppendEventLine(nil, ev, time.Now(), hex.EncodeToString(id[:]), ref)
-	file, err := os.OpenFile(f.gapLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	n, err := file.Write(line)
-	if err == nil {
-		err = file.Sync()
-	} else if n > 0 {
-		// Whole or not at all: cut off the partial line (a full disk), so
-		// the next event does not land on the end of it.
-		if st, serr := file.Stat(); serr == nil {
-			file.Truncate(st.Size() - int64(n))
-		}
-	}
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	// Whole or not at all, after cutting a line a crash left torn.
+	return jsonl.AppendLine(f.gapLog, line)
 }
 
 // loadPolicy reads --policy (readPolicyArg); "" is the built-in default.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ctxgate/ctxgate/internal/testmodules"
@@ -18,6 +20,7 @@ var cacheDir string
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
 		// The test binary standing in for the built CLI (serveProcess).
+		limitAddressSpace()
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	d, err := os.MkdirTemp("", "ctxgate-cli-test-")
@@ -28,6 +31,21 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(d)
 	os.Exit(code)
+}
+
+// maxAddressSpaceEnv caps a child's address space (RLIMIT_AS, bytes): a
+// test that may drive the server to read without bound makes it fail with
+// "out of memory" instead of taking the machine's memory.
+const maxAddressSpaceEnv = "CTXGATE_TEST_RLIMIT_AS"
+
+func limitAddressSpace() {
+	n, err := strconv.ParseUint(os.Getenv(maxAddressSpaceEnv), 10, 64)
+	if err != nil {
+		return
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		panic(err)
+	}
 }
 
 // cli runs the CLI in-process.

@@ -28,10 +28,43 @@ const runMainEnv = "CTXGATE_TEST_RUN_MAIN"
 // test ends.
 func serveProcess(t *testing.T, args ...string) (string, *lockedBuffer) {
 	t.Helper()
+	c := startChild(t, nil, args...)
+	return c.base, c.stderr
+}
+
+// serveChild is `ctxgate serve` running as a process of its own.
+type serveChild struct {
+	base   string // http://127.0.0.1:PORT
+	stderr *lockedBuffer
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the process has ended
+}
+
+// startChild starts `ctxgate serve args...` with env added to the
+// environment and waits until it listens; it is stopped (SIGTERM) when the
+// test ends.
+func startChild(t *testing.T, env []string, args ...string) *serveChild {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
+	cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
+	return startServeChild(t, cmd)
+}
+
+// startServeCommand starts cmd, a `ctxgate serve` that listens on an
+// ephemeral port, and returns its base URL and its stderr.
+func startServeCommand(t *testing.T, cmd *exec.Cmd) (string, *lockedBuffer) {
+	t.Helper()
+	c := startServeChild(t, cmd)
+	return c.base, c.stderr
+}
+
+// startServeChild starts cmd, a `ctxgate serve` that listens on an
+// ephemeral port, and waits until it listens; it is stopped (SIGTERM) when
+// the test ends.
+func startServeChild(t *testing.T, cmd *exec.Cmd) *serveChild {
+	t.Helper()
+	c := &serveChild{stderr: &lockedBuffer{}, cmd: cmd, exited: make(chan struct{})}
+	cmd.Stderr = c.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -39,26 +72,26 @@ func serveProcess(t *testing.T, args ...string) (string, *lockedBuffer) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { cmd.Wait(); close(c.exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-c.exited:
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
-			<-done
+			<-c.exited
 		}
 	})
 	lines := bufio.NewScanner(out)
 	for lines.Scan() {
 		if _, u, ok := strings.Cut(lines.Text(), "listening on "); ok {
 			go io.Copy(io.Discard, out)
-			return strings.TrimSpace(u), stderr
+			c.base = strings.TrimSpace(u)
+			return c
 		}
 	}
-	t.Fatalf("serve did not start: %s", stderr.String())
-	return "", nil
+	t.Fatalf("serve did not start: %s", c.stderr.String())
+	return nil
 }
 
 // attackRequest is issue 15's attack: one chunk whose metadata object has

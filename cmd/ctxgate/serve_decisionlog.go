@@ -17,10 +17,10 @@ func decisionLogFlags(fs *flag.FlagSet, f *server.DecisionLogConfig) func(set ma
 		return nil
 	})
 	fs.IntVar(&f.DecisionLogMaxLineBytes, "decision-log-max-line-bytes", 0, "longest decision-log line; a request that would pass it is left out (0: 1 MiB)")
-	fs.Int64Var(&f.DecisionLogMaxBytes, "decision-log-max-bytes", 0, "rotate the decision and feedback logs at this many `BYTES` (0: never)")
+	fs.Int64Var(&f.DecisionLogMaxBytes, "decision-log-max-bytes", 0, "rotate the decision and feedback logs at this many `BYTES` (0: 64 MiB; -1: never)")
 	fs.IntVar(&f.DecisionLogKeep, "decision-log-keep", 0, "rotated decision and feedback logs kept (0: 5)")
 	fs.StringVar(&f.FeedbackLog, "feedback-log", "", "append one JSON line per accepted POST /v1/feedback to this `FILE` (the verdicts ctxgate decisions join reads)")
-	fs.StringVar(&f.FeedbackTokenFile, "feedback-token-file", "", "POST /v1/feedback needs Authorization: Bearer <a token in this `FILE`> (one a line)")
+	fs.StringVar(&f.FeedbackTokenFile, "feedback-token-file", "", "POST /v1/feedback and GET /gaps need Authorization: Bearer <a token in this `FILE`> (one a line)")
 	fs.StringVar(&f.DecisionIDKeyFile, "decision-id-key-file", "", "sign decision ids with the secret in this `FILE` (32+ bytes), so they survive restarts and work across replicas")
 	return func(set map[string]bool, cfg *server.DecisionLogConfig) {
 		pick := map[string]func(){

@@ -113,10 +113,15 @@ func Calibrate(exs []Example, o Options) (*Result, error) {
 	if len(exs) == 0 {
 		return nil, errors.New("calibrate: no examples")
 	}
-	c := &run{o: o, b: b, exs: exs, w: &written{},
+	ev, err := independent(exs)
+	if err != nil {
+		return nil, err
+	}
+	c := &run{o: o, b: b, exs: ev.exs, w: &written{},
 		rep: &Report{Base: refOf(b.engine.Ref()), Target: o.Target.String(), Alpha: o.Alpha, Confidence: o.Confidence,
-			Seed: o.Seed, CalibrationShare: o.CalibrationShare, TestShare: o.TestShare}}
-	if c.rows, err = extractRows(b.engine, exs, assignSplits(exs, o.Seed, o.CalibrationShare, o.TestShare)); err != nil {
+			Seed: o.Seed, CalibrationShare: o.CalibrationShare, TestShare: o.TestShare,
+			Examples: Counts{Examples: len(exs), Duplicates: ev.duplicates, Groups: ev.groups}}}
+	if c.rows, err = extractRows(b.engine, ev.exs, ev.keys, assignSplits(ev.exs, ev.keys, o.Seed, o.CalibrationShare, o.TestShare)); err != nil {
 		return nil, err
 	}
 	if err := c.saturate(); err != nil {
@@ -259,14 +264,20 @@ func (c *run) fit() {
 
 // calibrationPoints are the calibration split's log-odds under the fitted
 // models (the rows' indices beside them); ±Inf where the bands do not
-// decide.
+// decide. Points of one group share a group number.
 func (c *run) calibrationPoints() (pts []point, idx []int) {
+	groups := map[string]int{}
 	for i := range c.rows {
 		r := &c.rows[i]
 		if r.split != calibrationSplit {
 			continue
 		}
-		p := point{label: r.label}
+		g, ok := groups[r.group]
+		if !ok {
+			g = len(groups)
+			groups[r.group] = g
+		}
+		p := point{label: r.label, group: g}
 		switch {
 		case r.fixed > 0:
 			p.logit = math.Inf(1)
@@ -343,7 +354,7 @@ func (c *run) measure(final *gate.Engine, ch choice, pts []point, calIdx []int) 
 				map[bool]string{true: "answers", false: "withholds"}[got], exs[i].where(i))
 		}
 	}
-	c.rep.Examples = countExamples(exs, rows)
+	c.rep.Examples.count(rows)
 	for _, s := range splitRates {
 		if s.Examples > 0 {
 			c.rep.Splits = append(c.rep.Splits, s)
@@ -378,10 +389,10 @@ func useful(pts []point, ch choice, t Target) error {
 		return nil
 	}
 	if t == Hallucination {
-		return fmt.Errorf("%w: keeping the hallucination rate at most the bound on these %d calibration examples labeled 0 needs a threshold that answers none of the %d labeled 1 (more examples, a looser bound, or a lower confidence)",
+		return fmt.Errorf("%w: keeping the hallucination rate at most the bound on these %d independent calibration examples labeled 0 needs a threshold that answers none of the %d labeled 1 (more examples, a looser bound, or a lower confidence)",
 			ErrNoGuarantee, ch.N, other)
 	}
-	return fmt.Errorf("%w: keeping the error rate at most the bound on these %d calibration examples labeled 1 needs a threshold that withholds none of the %d labeled 0: the gate would answer everything (more examples, a looser bound, or a lower confidence)",
+	return fmt.Errorf("%w: keeping the error rate at most the bound on these %d independent calibration examples labeled 1 needs a threshold that withholds none of the %d labeled 0: the gate would answer everything (more examples, a looser bound, or a lower confidence)",
 		ErrNoGuarantee, ch.N, other)
 }
 
@@ -409,7 +420,7 @@ func description(b *base, o Options, ch choice) string {
 	s := "Calibrated by ctxgate calibrate from " + b.policy.Name + " " + b.policy.Version +
 		" (sha256 " + b.engine.Ref().SHA256[:12] + "): the " + o.Target.String() + " rate is at most " + num(o.Alpha) +
 		" with confidence " + num(o.Confidence) + " on new data from the same source (Learn-then-Test, exact binomial test on " +
-		strconv.Itoa(ch.N) + " calibration examples labeled " + strconv.Itoa(b2i(o.Target.label())) + ")."
+		strconv.Itoa(ch.N) + " independent calibration examples labeled " + strconv.Itoa(b2i(o.Target.label())) + ")."
 	if b.policy.Description != "" {
 		s += " Base: " + b.policy.Description
 	}

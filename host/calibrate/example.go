@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/host/gaps"
 )
 
@@ -21,17 +22,24 @@ type Example struct {
 	Label bool
 	// Group keeps examples together: examples with the same non-empty
 	// Group always land in the same split (one question asked against two
-	// retrievals, or asked twice). "" is a group of its own.
+	// retrievals, or asked twice), and count once in the bound. "" is a
+	// group of its own, unless its request is another example's: identical
+	// requests always share a group (evidence.go).
 	Group string
 	// Line is where the example was read (1-based), for messages; 0 when
 	// it was not read from a file.
 	Line int
+	pos  int // 1-based index in the caller's examples, once deduplicated
 }
 
-// where names an example in a message: its line when known.
+// where names an example in a message: its line when known, else its
+// place among the caller's examples.
 func (e *Example) where(i int) string {
-	if e.Line > 0 {
+	switch {
+	case e.Line > 0:
 		return "line " + strconv.Itoa(e.Line)
+	case e.pos > 0:
+		return "example " + strconv.Itoa(e.pos)
 	}
 	return "example " + strconv.Itoa(i+1)
 }
@@ -126,6 +134,9 @@ func parseExample(b []byte, lim *gate.Limits) (Example, *LineError) {
 		}
 		return ex, &LineError{Field: "request", Msg: err.Error()}
 	}
+	if field, msg := CheckRequest(r); msg != "" {
+		return ex, &LineError{Field: "request." + field, Msg: msg}
+	}
 	ex.Request = r
 	lab, ok := raw["label"]
 	if !ok {
@@ -142,6 +153,12 @@ func parseExample(b []byte, lim *gate.Limits) (Example, *LineError) {
 		if err := json.Unmarshal(g, &ex.Group); err != nil {
 			return ex, &LineError{Field: "group", Msg: "must be a string"}
 		}
+	}
+	// A repeated member ("label": 1, "label": 0) is read differently by
+	// different parsers: bad JSON, as in a gate request (checked last, so
+	// that what the request decoder can name by field, it names).
+	if _, err := jsonx.ParseWith(b, jsonx.Limits{CheckOnly: true}); err != nil {
+		return ex, &LineError{Msg: "bad JSON: " + err.Error()}
 	}
 	return ex, nil
 }

@@ -40,6 +40,18 @@ func TestReadExamplesRejects(t *testing.T) {
 			"line 2: request.chunks[0].scores.vector:"},
 		{"unknown request field", `{"request": {"query": "q", "chunk": []}, "label": 0}`, "line 2: request.chunk: unknown field"},
 		{"joined line, request masked", `{"label": 1, "decision_id": "x", "signals": {}, "erased": ["query"]}`, "line 2: request: missing: the decision log did not hold this request whole"},
+		// Numbers calibration would overflow on (the median of two scores,
+		// its rounding), and one no float64 holds.
+		{"the largest float64 as bm25", `{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"bm25": 1.797e308}}]}, "label": 1}`,
+			"line 2: request.chunks[0].scores.bm25: must be a finite number at most 1e300 in magnitude"},
+		{"1e301 as a merged list's sparse score", `{"request": {"query": "q", "results_per_query": [[{"id": "a", "text": "t"}], [{"id": "b", "text": "t", "scores": {"sparse": 1e301}}]]}, "label": 0}`,
+			"line 2: request.results_per_query[1][0].scores.sparse: must be a finite number at most 1e300"},
+		// A repeated member means different things to different readers:
+		// bad JSON, as in a gate request.
+		{"a duplicate label", `{"request": {"query": "q", "chunks": []}, "label": 1, "label": 0}`, `line 2: bad JSON: offset 0: duplicate key "label"`},
+		{"a duplicate group", `{"request": {"query": "q", "chunks": []}, "label": 1, "group": "a", "group": "b"}`, `line 2: bad JSON: offset 0: duplicate key "group"`},
+		{"an overflowing number", `{"request": {"query": "q", "chunks": [{"id": "a", "text": "t", "scores": {"bm25": 1e400}}]}, "label": 1}`,
+			"line 2: request"},
 	} {
 		_, err := ReadExamples(strings.NewReader(goodLine+"\n"+c.line+"\n"), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -67,5 +79,16 @@ func TestWriteExampleRoundTrip(t *testing.T) {
 	}
 	if len(exs) != 1 || exs[0].Label || exs[0].Group != "g7" || exs[0].Request.Query != "q" {
 		t.Errorf("round trip gave %+v", exs)
+	}
+}
+
+// Examples built in Go are checked the same way, naming the example.
+func TestCalibrateRejectsHugeScores(t *testing.T) {
+	w := newWorld(10, 1, 4, -2.8)
+	exs := w.examples(50)
+	exs[7].Request.Chunks[1].Scores.BM25, exs[7].Request.Chunks[1].Scores.HasBM25 = 1e308, true
+	_, err := Calibrate(exs, Options{Target: Hallucination, Alpha: 0.2})
+	if err == nil || !strings.HasPrefix(err.Error(), "example 8: request.chunks[1].scores.bm25: must be a finite number at most 1e300") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -49,19 +49,17 @@ type row struct {
 }
 
 // extractRows computes every example's features and regime with engine e,
-// and which examples the bands do not decide.
-func extractRows(e *gate.Engine, exs []Example, splits []split) ([]row, error) {
+// and which examples the bands do not decide; keys are the examples' group
+// keys.
+func extractRows(e *gate.Engine, exs []Example, keys []string, splits []split) ([]row, error) {
 	rows := make([]row, len(exs))
 	for i := range exs {
 		ex := &exs[i]
-		if ex.Request == nil {
-			return nil, fmt.Errorf("%s: request is missing", ex.where(i))
-		}
 		fs, scored, err := e.AnswerabilityFeatures(ex.Request)
 		if err != nil {
 			return nil, fmt.Errorf("%s: request: %w", ex.where(i), err)
 		}
-		r := row{split: splits[i], label: ex.Label, group: groupKey(ex, i), scored: scored}
+		r := row{split: splits[i], label: ex.Label, group: keys[i], scored: scored}
 		for j, s := range fs {
 			r.f[j] = s.Value
 		}

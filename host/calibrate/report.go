@@ -45,25 +45,26 @@ func refOf(r gate.PolicyRef) PolicyRef { return PolicyRef{r.Name, r.Version, r.S
 
 // Counts are the examples behind a calibration.
 type Counts struct {
-	Examples int `json:"examples"`
-	Positive int `json:"positive"` // labeled 1
-	Negative int `json:"negative"` // labeled 0
-	Groups   int `json:"groups"`
+	Examples int `json:"examples"` // as given
+	// Duplicates are exact repeats (the same request, the same label),
+	// left out: the counts below are of the distinct examples.
+	Duplicates int `json:"duplicates"`
+	Positive   int `json:"positive"` // labeled 1
+	Negative   int `json:"negative"` // labeled 0
+	// Groups is the effective number of independent examples: examples
+	// sharing a group, or a request, are one (evidence.go).
+	Groups int `json:"groups"`
 }
 
-func countExamples(exs []Example, rows []row) Counts {
-	c := Counts{Examples: len(exs)}
-	groups := map[string]bool{}
+// count counts the distinct examples' labels.
+func (c *Counts) count(rows []row) {
 	for _, r := range rows {
-		groups[r.group] = true
 		if r.label {
 			c.Positive++
 		} else {
 			c.Negative++
 		}
 	}
-	c.Groups = len(groups)
-	return c
 }
 
 // Saturations are the bm25 and sparse saturations written, the base's,
@@ -90,12 +91,16 @@ type Bound struct {
 	Rate      string  `json:"rate"`  // "hallucination" or "error"
 	Alpha     float64 `json:"alpha"` // the bound
 	Delta     float64 `json:"delta"` // 1 - confidence
-	// N calibration examples carry the rate's label (0 for hallucination,
-	// 1 for error); K of them fall on the wrong side of the chosen
-	// threshold; PValue = P(Binomial(N, Alpha) <= K) <= Delta.
-	N      int     `json:"n"`
-	K      int     `json:"k"`
-	PValue float64 `json:"p_value"`
+	// N independent calibration examples (groups: evidence.go) carry the
+	// rate's label (0 for hallucination, 1 for error); K of them fall on
+	// the wrong side of the chosen threshold (a group does when any of its
+	// examples of that label does); PValue = P(Binomial(N, Alpha) <= K) <=
+	// Delta. Examples is the number of calibration examples of the label in
+	// those N groups.
+	N        int     `json:"n"`
+	K        int     `json:"k"`
+	PValue   float64 `json:"p_value"`
+	Examples int     `json:"examples"`
 	// MaxK is the most of N the test could let through at all; MinN the
 	// fewest examples for which any threshold can pass.
 	MaxK int `json:"max_k"`
@@ -123,19 +128,19 @@ func bound(o Options, b *base, ch choice) Bound {
 	}
 	bd := Bound{
 		Rate: o.Target.String(), Alpha: o.Alpha, Delta: math.Round(delta*1e12) / 1e12, // 0.1, not 0.09999999999999998
-		N: ch.N, K: ch.K, PValue: ch.P, MaxK: MaxWrong(ch.N, o.Alpha, delta), MinN: MinExamples(o.Alpha, delta),
+		N: ch.N, K: ch.K, PValue: ch.P, Examples: ch.Examples, MaxK: MaxWrong(ch.N, o.Alpha, delta), MinN: MinExamples(o.Alpha, delta),
 		Tested: ch.Tested, Candidates: ch.Distinct + 1,
 		NextK: ch.NextK, NextPValue: ch.NextP, Stopped: ch.HasNext,
 		Threshold: sigmoid(ch.Threshold), AnswerMin: b.answerMin, InjectMin: b.injectMin,
 	}
 	bd.Method = "Learn-then-Test with fixed-sequence testing: thresholds half way between the calibration examples' log-odds, tested from the " +
 		map[bool]string{true: "strictest", false: "most lenient"}[o.Target == Hallucination] +
-		" on, each with the exact binomial p-value P(Binomial(N, alpha) <= K) for K of the N calibration examples labeled " +
-		strconv.Itoa(b2i(o.Target.label())) + " " + side + "; the last threshold before the first p-value above delta is chosen"
+		" on, each with the exact binomial p-value P(Binomial(N, alpha) <= K) for K of the N independent calibration examples labeled " +
+		strconv.Itoa(b2i(o.Target.label())) + " " + side + " (repeats, and examples sharing a group, count once); the last threshold before the first p-value above delta is chosen"
 	bd.Statement = "With probability at least " + show(o.Confidence) + " over the calibration sample, the " + bd.Rate +
 		" rate (" + map[bool]string{true: "answered among examples whose evidence does not answer", false: "withheld among examples whose evidence answers"}[o.Target == Hallucination] +
 		") of this policy on new data from the same source is at most " + show(o.Alpha) +
-		": " + strconv.Itoa(ch.K) + " of " + strconv.Itoa(ch.N) + " calibration examples labeled " + strconv.Itoa(b2i(o.Target.label())) +
+		": " + strconv.Itoa(ch.K) + " of " + strconv.Itoa(ch.N) + " independent calibration examples labeled " + strconv.Itoa(b2i(o.Target.label())) +
 		" " + side + ", p = " + strconv.FormatFloat(ch.P, 'g', 3, 64) + " <= " + show(delta) + "."
 	return bd
 }

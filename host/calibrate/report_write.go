@@ -31,7 +31,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		"requests, not any single answer; it does not survive a change of retriever, corpus or traffic (calibrate again).\n\n")
 
 	p("## Examples\n\n")
-	p("%d examples (%d labeled 1, %d labeled 0) in %d groups; seed %d.\n", r.Examples.Examples, r.Examples.Positive, r.Examples.Negative, r.Examples.Groups, r.Seed)
+	ec := r.Examples
+	if ec.Duplicates > 0 {
+		p("%d examples, of which %d repeat another exactly (the same request, the same label) and are left out: ", ec.Examples, ec.Duplicates)
+	}
+	p("%d examples (%d labeled 1, %d labeled 0) in %d independent groups (examples sharing a group or a request count once); seed %d.\n",
+		ec.Positive+ec.Negative, ec.Positive, ec.Negative, ec.Groups, r.Seed)
 	if r.FitJoinedCalibration {
 		p("No model could be fitted on the fit split (too few examples of a label for even one weight), so its examples joined the calibration split and the base's weights were kept.\n")
 	}
@@ -85,8 +90,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if bd.Rate == "error" {
 		side, label = "withheld", 1
 	}
-	p("- %d calibration examples labeled %d; at the chosen threshold %d of them are %s; p = P(Binomial(%d, %s) <= %d) = %s <= delta = %s.\n",
-		bd.N, label, bd.K, side, bd.N, show(bd.Alpha), bd.K, fmtG(bd.PValue), show(bd.Delta))
+	p("- %d independent calibration examples labeled %d", bd.N, label)
+	if bd.Examples != bd.N {
+		p(" (groups holding %d examples of that label; a group counts as %s when any of them is)", bd.Examples, side)
+	}
+	p("; at the chosen threshold %d of them are %s; p = P(Binomial(%d, %s) <= %d) = %s <= delta = %s.\n",
+		bd.K, side, bd.N, show(bd.Alpha), bd.K, fmtG(bd.PValue), show(bd.Delta))
 	p("- With %d such examples the test lets at most %d through; any guarantee at this bound and confidence needs at least %d.\n", bd.N, bd.MaxK, bd.MinN)
 	p("- %d of %d candidate thresholds tested", bd.Tested, bd.Candidates)
 	if bd.Stopped {

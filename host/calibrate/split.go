@@ -3,7 +3,6 @@ package calibrate
 import (
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/ctxgate/ctxgate/internal/keyhash"
 )
@@ -21,22 +20,14 @@ func (s split) String() string {
 	return [...]string{"fit", "calibration", "test"}[s]
 }
 
-// groupKey is an example's group: its Group, or the example alone.
-func groupKey(ex *Example, i int) string {
-	if ex.Group != "" {
-		return "g:" + ex.Group
-	}
-	return "e:" + strconv.Itoa(i)
-}
-
 // assignSplits puts whole groups into the test, calibration and fit splits
-// by a seeded hash of the group key, so that examples sharing a group (one
-// question asked against two retrievals, say) never sit on both sides of
-// the fit/calibration line, and the same data and seed always split the
-// same way. Groups are stratified by the labels they hold (only 0, only 1,
+// by a seeded hash of the group key (keys[i] is example i's: evidence.go),
+// so that examples sharing a group (one question asked against two
+// retrievals, say) never sit on both sides of the fit/calibration line, and
+// the same data and seed always split the same way. Groups are stratified by the labels they hold (only 0, only 1,
 // both): each stratum is ordered by hash and cut by the shares, so every
 // split gets its share of each label rather than what chance gives.
-func assignSplits(exs []Example, seed uint64, calShare, testShare float64) []split {
+func assignSplits(exs []Example, keys []string, seed uint64, calShare, testShare float64) []split {
 	type group struct {
 		key     string
 		hash    uint64
@@ -46,7 +37,7 @@ func assignSplits(exs []Example, seed uint64, calShare, testShare float64) []spl
 	byKey := map[string]*group{}
 	var groups []*group
 	for i := range exs {
-		k := groupKey(&exs[i], i)
+		k := keys[i]
 		g := byKey[k]
 		if g == nil {
 			g = &group{key: k, hash: mix(seed, k)}

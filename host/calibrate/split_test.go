@@ -10,18 +10,21 @@ import (
 // depend only on the seed and the group keys.
 func TestAssignSplits(t *testing.T) {
 	var exs []Example
+	var keys []string
 	for q := 0; q < 200; q++ {
 		g := "q" + strconv.Itoa(q)
 		exs = append(exs, Example{Label: true, Group: g}, Example{Label: false, Group: g})
+		keys = append(keys, g, g)
 	}
 	for q := 0; q < 100; q++ {
 		exs = append(exs, Example{Label: q%2 == 0}) // groups of one
+		keys = append(keys, "e"+strconv.Itoa(q))
 	}
-	a := assignSplits(exs, 1, 0.6, 0.1)
-	if b := assignSplits(exs, 1, 0.6, 0.1); !equal(a, b) {
+	a := assignSplits(exs, keys, 1, 0.6, 0.1)
+	if b := assignSplits(exs, keys, 1, 0.6, 0.1); !equal(a, b) {
 		t.Fatal("the same seed split differently")
 	}
-	if c := assignSplits(exs, 2, 0.6, 0.1); equal(a, c) {
+	if c := assignSplits(exs, keys, 2, 0.6, 0.1); equal(a, c) {
 		t.Fatal("another seed split the same way")
 	}
 	count := map[split]int{}

@@ -41,10 +41,12 @@ var ErrNoGuarantee = errors.New("no guarantee")
 
 // point is one calibration example for the test: its logit under the
 // fitted models, +Inf or -Inf when the gate's answer does not depend on the
-// models (no chunks: the policy's no_chunks outcome), and its label.
+// models (no chunks: the policy's no_chunks outcome), its label, and its
+// independent group (evidence.go), numbered from 0.
 type point struct {
 	logit float64
 	label bool
+	group int
 }
 
 func (p point) answered(threshold float64) bool { return p.logit >= threshold }
@@ -59,8 +61,9 @@ const minGap = 2e-4
 // choice is what the fixed-sequence test chose.
 type choice struct {
 	Threshold float64 // answer when the logit is >= Threshold
-	N         int     // calibration examples of the target's label
-	K         int     // of those, on the wrong side of Threshold
+	N         int     // independent calibration groups with examples of the target's label
+	Examples  int     // the calibration examples of the target's label in them
+	K         int     // of the N, those with an example on the wrong side of Threshold
 	P         float64 // BinomialCDF(K, N, alpha)
 	Tested    int     // thresholds tested, the chosen one included
 	// Next is the first threshold that failed (K, P), if the sequence did
@@ -79,10 +82,14 @@ type choice struct {
 // hallucination the strictest, answering nothing; for error the most
 // lenient, answering everything) towards the other, each with the null
 // hypothesis "the target rate at this threshold is more than alpha" and the
-// exact binomial p-value P(Binomial(N, alpha) <= K), where K of the N
-// calibration examples of the target's label fall on the wrong side. The
-// sequence stops at the first p-value above delta; the last threshold
-// before it is chosen.
+// exact binomial p-value P(Binomial(N, alpha) <= K). The trials are
+// independent groups, not examples (evidence.go): N groups hold calibration
+// examples of the target's label, and K of them have at least one such
+// example on the wrong side. Repeats of one question are one trial, so they
+// cannot buy a bound; the rate bounded is then the share of new groups
+// (questions) with an example on the wrong side, which is at least the
+// share of their examples. The sequence stops at the first p-value above
+// delta; the last threshold before it is chosen.
 //
 // Why this holds with probability at least 1-delta even though the
 // candidates come from the calibration data: the rate and K are both
@@ -96,15 +103,32 @@ type choice struct {
 // exchangeable with the new data and independent of the fitted models.
 func learnThenTest(pts []point, target Target, alpha, delta float64) (choice, error) {
 	var levels []float64
-	n := 0
+	groups, examples := 0, 0
 	for _, p := range pts {
 		if !math.IsInf(p.logit, 0) {
 			levels = append(levels, p.logit)
 		}
+		groups = max(groups, p.group+1)
 		if p.label == target.label() {
-			n++
+			examples++
 		}
 	}
+	// count is the number of groups with an example of the target's label
+	// for which bad holds.
+	seen := make([]bool, groups)
+	count := func(bad func(point) bool) int {
+		clear(seen)
+		k := 0
+		for _, p := range pts {
+			if p.label == target.label() && !seen[p.group] && bad(p) {
+				seen[p.group] = true
+				k++
+			}
+		}
+		return k
+	}
+	wrong := func(th float64) int { return count(func(p point) bool { return p.answered(th) != p.label }) }
+	n := count(func(point) bool { return true })
 	if n == 0 {
 		return choice{}, fmt.Errorf("%w: the calibration split has no example labeled %d", ErrNoGuarantee, b2i(target.label()))
 	}
@@ -126,16 +150,7 @@ func learnThenTest(pts []point, target Target, alpha, delta float64) (choice, er
 			cuts[i], cuts[j] = cuts[j], cuts[i]
 		}
 	}
-	wrong := func(th float64) int {
-		k := 0
-		for _, p := range pts {
-			if p.label == target.label() && p.answered(th) != p.label {
-				k++
-			}
-		}
-		return k
-	}
-	c := choice{N: n, Distinct: distinct}
+	c := choice{N: n, Examples: examples, Distinct: distinct}
 	for i, th := range cuts {
 		k := wrong(th)
 		pv := BinomialCDF(k, n, alpha)
@@ -155,10 +170,10 @@ func learnThenTest(pts []point, target Target, alpha, delta float64) (choice, er
 func noThreshold(target Target, n, k int, alpha, delta float64) error {
 	need := MinExamples(alpha, delta)
 	if k == 0 {
-		return fmt.Errorf("%w: the calibration split has %d examples labeled %d; keeping the %s rate at most %g with confidence %g needs at least %d (more examples, a looser bound or a lower confidence)",
+		return fmt.Errorf("%w: the calibration split has %d independent examples labeled %d (repeats, and examples sharing a group, count once); keeping the %s rate at most %g with confidence %g needs at least %d (more examples, a looser bound or a lower confidence)",
 			ErrNoGuarantee, n, b2i(target.label()), target, alpha, 1-delta, need)
 	}
-	return fmt.Errorf("%w: %d of the %d calibration examples labeled %d are decided without the bands (no chunks), and that alone breaks a %s rate at most %g with confidence %g",
+	return fmt.Errorf("%w: %d of the %d independent calibration examples labeled %d are decided without the bands (no chunks), and that alone breaks a %s rate at most %g with confidence %g",
 		ErrNoGuarantee, k, n, b2i(target.label()), target, alpha, 1-delta)
 }
 

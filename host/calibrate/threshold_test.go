@@ -34,7 +34,7 @@ func TestLearnThenTestGuarantee(t *testing.T) {
 		for trial := 0; trial < trials; trial++ {
 			pts := make([]point, 0, 2*c.n)
 			for i := 0; i < c.n; i++ {
-				pts = append(pts, point{r.NormFloat64(), false}, point{2 + r.NormFloat64(), true})
+				pts = append(pts, point{r.NormFloat64(), false, 2 * i}, point{2 + r.NormFloat64(), true, 2*i + 1})
 			}
 			ch, err := learnThenTest(pts, c.target, c.alpha, c.delta)
 			if err != nil {
@@ -68,10 +68,10 @@ func TestLearnThenTestRefuses(t *testing.T) {
 	pts := func(neg, pos []float64) []point {
 		var out []point
 		for _, x := range neg {
-			out = append(out, point{x, false})
+			out = append(out, point{x, false, len(out)})
 		}
 		for _, x := range pos {
-			out = append(out, point{x, true})
+			out = append(out, point{x, true, len(out)})
 		}
 		return out
 	}
@@ -103,9 +103,9 @@ func TestLearnThenTestRefuses(t *testing.T) {
 func TestLearnThenTestChoosesHalfWay(t *testing.T) {
 	var pts []point
 	for i := 0; i < 11; i++ {
-		pts = append(pts, point{float64(i) / 10, false})
+		pts = append(pts, point{float64(i) / 10, false, i})
 	}
-	pts = append(pts, point{2, true}, point{3, true})
+	pts = append(pts, point{2, true, 11}, point{3, true, 12})
 	ch, err := learnThenTest(pts, Hallucination, 0.2, 0.1)
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +114,56 @@ func TestLearnThenTestChoosesHalfWay(t *testing.T) {
 		t.Errorf("got %+v, want threshold 1.5 (between 1 and 2), K 0 of 11, stopping at the next with 1", ch)
 	}
 	// Two logits closer than minGap are one level: no threshold between.
-	pts = append(pts, point{2 + minGap/4, false})
+	pts = append(pts, point{2 + minGap/4, false, 13})
 	ch, err = learnThenTest(pts, Hallucination, 0.2, 0.1)
 	if err == nil && ch.Threshold < 2 {
 		t.Errorf("a threshold %v splits logits %v apart", ch.Threshold, minGap/4)
+	}
+}
+
+// The test's trials are groups: repeats in a group add nothing, and a
+// group is on the wrong side when any of its examples is.
+func TestLearnThenTestCountsGroups(t *testing.T) {
+	// n groups of examples labeled 0 at logits 0, 0.1, ..., each repeated
+	// reps times, and two labeled 1 far above.
+	pts := func(n, reps int) []point {
+		var out []point
+		for r := 0; r < reps; r++ {
+			for i := 0; i < n; i++ {
+				out = append(out, point{float64(i) / 10, false, i})
+			}
+		}
+		return append(out, point{5, true, n}, point{6, true, n + 1})
+	}
+	one, err := learnThenTest(pts(11, 1), Hallucination, 0.2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ten, err := learnThenTest(pts(11, 10), Hallucination, 0.2, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ten.N != 11 || ten.Examples != 110 || ten.Threshold != one.Threshold || ten.K != one.K || ten.P != one.P {
+		t.Errorf("11 groups of 10 repeats: %+v, want the test of 11 groups %+v", ten, one)
+	}
+	// 10 groups cannot give 0.2 at 0.9 (11 needed), however many repeats.
+	if _, err := learnThenTest(pts(10, 100), Hallucination, 0.2, 0.1); err == nil || !strings.Contains(err.Error(), "10 independent examples labeled 0") {
+		t.Errorf("10 groups of 100 repeats: got %v, want too few", err)
+	}
+	// A group counts once when any of its examples is answered: group 0
+	// holds two more examples labeled 0, high among those labeled 1.
+	mixed := append(pts(30, 1), point{5.5, false, 0}, point{5.6, false, 0})
+	ch, err := learnThenTest(mixed, Hallucination, 0.3, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := map[int]bool{}
+	for _, p := range mixed {
+		if !p.label && p.answered(ch.Threshold) {
+			answered[p.group] = true
+		}
+	}
+	if ch.N != 30 || ch.Examples != 32 || ch.K != len(answered) || !answered[0] {
+		t.Errorf("n %d of %d examples, K %d at %v; want 30 groups of 32, K %d counting group 0 once", ch.N, ch.Examples, ch.K, ch.Threshold, len(answered))
 	}
 }

@@ -195,3 +195,29 @@ func TestTRECPerRetriever(t *testing.T) {
 		}
 	}
 }
+
+// The 103 DL21 examples cannot support a hallucination bound of 0.05 at
+// 0.9, and calibrate says so. Ten copies of them, in their groups or each
+// copy under new group names, say exactly the same: repeats are not
+// evidence.
+func TestTRECRepeatsBuyNoBound(t *testing.T) {
+	s := loadTREC(t, "dl21")
+	o := calibrate.Options{Target: calibrate.Hallucination, Alpha: 0.05, Confidence: 0.9}
+	_, want := calibrate.Calibrate(s.examples, o)
+	if !errors.Is(want, calibrate.ErrNoGuarantee) {
+		t.Fatalf("one copy: %v, want no guarantee", want)
+	}
+	var same, renamed []calibrate.Example
+	for c := 0; c < 10; c++ {
+		for _, ex := range s.examples {
+			same = append(same, ex)
+			ex.Group += "/copy" + strconv.Itoa(c)
+			renamed = append(renamed, ex)
+		}
+	}
+	for name, exs := range map[string][]calibrate.Example{"in their groups": same, "under new group names": renamed} {
+		if _, err := calibrate.Calibrate(exs, o); err == nil || err.Error() != want.Error() {
+			t.Errorf("ten copies %s: %v, want %v", name, err, want)
+		}
+	}
+}

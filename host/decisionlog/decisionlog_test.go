@@ -135,7 +135,7 @@ func TestJoin(t *testing.T) {
 	}
 	wantSt := Stats{Decisions: 6, FeedbackLines: 8, Verdicts: 5, Examples: 4, Positive: 2, Negative: 2,
 		WithoutRequest: 2, RatingOnly: 1, Replaced: 2, UnknownFeedback: 1}
-	if st != wantSt {
+	if !reflect.DeepEqual(st, wantSt) {
 		t.Fatalf("stats:\n got %+v\nwant %+v", st, wantSt)
 	}
 	// The request is the logged one, byte for byte; the signals and the
@@ -201,6 +201,14 @@ func TestBadLines(t *testing.T) {
 		{"no verdict", good, `{"decision_id":"d1","timestamp":"2026-05-01T12:00:00Z"}` + "\n", "feedback:1: answer_in_sources: missing"},
 		{"verdict a string", good, `{"decision_id":"d1","timestamp":"2026-05-01T12:00:00Z","answer_in_sources":"yes"}` + "\n", "feedback:1: answer_in_sources: must be"},
 		{"feedback without id", good, `{"timestamp":"2026-05-01T12:00:00Z","rating":"up"}` + "\n", "feedback:1: decision_id: missing"},
+		// A repeated member means different things to different readers:
+		// bad JSON, as in a gate request.
+		{"duplicate verdict", good, `{"decision_id":"d1","timestamp":"2026-05-01T12:00:00Z","answer_in_sources":true,"answer_in_sources":false}` + "\n",
+			`feedback:1: bad JSON: offset 0: duplicate key "answer_in_sources"`},
+		{"duplicate decision id", `{"decision_id":"x","decision_id":"y","action":"inject","timestamp":"2026-05-01T12:00:00Z"}` + "\n", goodFB,
+			`decisions:1: bad JSON: offset 0: duplicate key "decision_id"`},
+		{"duplicate key in the request", `{"decision_id":"x","action":"inject","timestamp":"2026-05-01T12:00:00Z","input":{"query":"a","query":"b"}}` + "\n", goodFB,
+			`decisions:1: bad JSON: offset 80: duplicate key "query"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,9 +262,37 @@ func TestReadExamplesBad(t *testing.T) {
 		{`{"request":{"query":"q"},"label":"1"}`, "x:1: label: must be"},
 		{`{"request":"q","label":1}`, "x:1: request: must be an object"},
 		{"{\"request\":{},\"label\":1}\n{", "x:2: "},
+		{`{"request":{"query":"q"},"label":1,"label":0}`, `x:1: bad JSON: offset 0: duplicate key "label"`},
 	} {
 		if _, err := ReadExamples(strings.NewReader(c.in+"\n"), "x"); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.in, err, c.want)
 		}
+	}
+}
+
+// TestJoinSkipsMalformed: a fragment a crash left in the middle of a
+// decision log or a feedback log is skipped and counted by the Joiner,
+// which joins every other line, naming the first skipped line's file and
+// line; Strict makes it an error, as Join is.
+func TestJoinSkipsMalformed(t *testing.T) {
+	dec := string(decisionLog(decision("d1", 0, ""))) + `{"decision_id":"d9","timest` + "\n" + string(decisionLog(decision("d2", 0, "")))
+	fb := string(feedbackLog(Feedback{DecisionID: "d1", Timestamp: t0, AnswerInSources: yes()})) + `{"decision_` + "\n" +
+		string(feedbackLog(Feedback{DecisionID: "d2", Timestamp: t0, AnswerInSources: no()}))
+	j := NewJoiner()
+	if err := j.AddDecisions("decisions.jsonl", strings.NewReader(dec)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.AddFeedback("feedback.jsonl", strings.NewReader(fb)); err != nil {
+		t.Fatal(err)
+	}
+	ex, st := j.Examples()
+	if len(ex) != 2 || st.Skipped != 2 || len(st.FirstErrors) != 2 || st.Decisions != 2 || st.FeedbackLines != 2 ||
+		!strings.HasPrefix(st.FirstErrors[0].Error(), "decisions.jsonl:2: not JSON") || !strings.HasPrefix(st.FirstErrors[1].Error(), "feedback.jsonl:2: not JSON") {
+		t.Fatalf("%d examples, stats %+v, first errors %v", len(ex), st, st.FirstErrors)
+	}
+	strict := NewJoiner()
+	strict.Strict = true
+	if err := strict.AddDecisions("decisions.jsonl", strings.NewReader(dec)); err == nil || !strings.HasPrefix(err.Error(), "decisions.jsonl:2: ") {
+		t.Fatalf("strict: %v", err)
 	}
 }

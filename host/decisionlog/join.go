@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,7 +22,11 @@ type Example struct {
 	Request json.RawMessage `json:"request,omitempty"`
 	// Label is 1 when the feedback said the answer was in the sources
 	// (answer_in_sources true), 0 when it said it was not.
-	Label      int                `json:"label"`
+	Label int `json:"label"`
+	// Group is the question the request asked (QuestionGroup), present with
+	// the request: calibration counts every decision of one question as
+	// one piece of evidence, however often it was asked.
+	Group      string             `json:"group,omitempty"`
 	DecisionID string             `json:"decision_id"`
 	Timestamp  time.Time          `json:"timestamp"`
 	Path       string             `json:"path"`
@@ -61,11 +66,22 @@ type Stats struct {
 	UnknownFeedback int
 	// TornTails counts inputs whose last line was cut short and skipped.
 	TornTails int
+	// Skipped counts malformed lines skipped (Joiner.Strict off, the
+	// default); FirstErrors holds the first ten, with file and line.
+	Skipped     int
+	FirstErrors []*LineError
 }
 
 // Joiner pairs decision logs with feedback logs. Add every file (a rotated
 // log is several; the order does not matter), then call Examples.
+//
+// A malformed line (a fragment a crash left, a hand edit) is skipped and
+// counted in Stats.Skipped by default, so one bad line does not stop a
+// join of a month of logs; Strict makes it an error naming its file and
+// line.
 type Joiner struct {
+	Strict bool
+
 	decisions []Decision
 	where     []string       // "source:line" of each decision
 	byID      map[string]int // decision id -> index
@@ -81,13 +97,12 @@ type fbLine struct {
 // NewJoiner returns an empty Joiner.
 func NewJoiner() *Joiner { return &Joiner{byID: map[string]int{}} }
 
-// AddDecisions reads one decision log. A malformed line, or a decision id
-// already read, is an error naming the source and line.
+// AddDecisions reads one decision log. A decision id already read (the
+// same file given twice) is an error naming the source and line, and so is
+// a malformed line when Strict.
 func (j *Joiner) AddDecisions(source string, r io.Reader) error {
-	ds, st, err := ReadDecisions(r, source)
-	if st.TornTail > 0 {
-		j.st.TornTails++
-	}
+	ds, st, err := readDecisions(r, source, j.Strict)
+	j.count(st)
 	if err != nil {
 		return err
 	}
@@ -105,13 +120,11 @@ func (j *Joiner) AddDecisions(source string, r io.Reader) error {
 	return nil
 }
 
-// AddFeedback reads one feedback log. A malformed line is an error naming
-// the source and line.
+// AddFeedback reads one feedback log; a malformed line is an error naming
+// the source and line when Strict.
 func (j *Joiner) AddFeedback(source string, r io.Reader) error {
-	fs, st, err := ReadFeedback(r, source)
-	if st.TornTail > 0 {
-		j.st.TornTails++
-	}
+	fs, st, err := readFeedback(r, source, j.Strict)
+	j.count(st)
 	if err != nil {
 		return err
 	}
@@ -120,6 +133,19 @@ func (j *Joiner) AddFeedback(source string, r io.Reader) error {
 	}
 	j.st.FeedbackLines += len(fs)
 	return nil
+}
+
+// count adds one file's torn tail and skipped lines to the stats.
+func (j *Joiner) count(st ReadStats) {
+	if st.TornTail > 0 {
+		j.st.TornTails++
+	}
+	j.st.Skipped += st.Skipped
+	for _, e := range st.FirstErrors {
+		if len(j.st.FirstErrors) < maxFirstErrors {
+			j.st.FirstErrors = append(j.st.FirstErrors, e)
+		}
+	}
 }
 
 // verdict is a decision's feedback, merged: each field keeps its latest
@@ -206,14 +232,28 @@ func exampleOf(d *Decision, v *verdict) Example {
 	}
 	if len(d.Input) > 0 && len(d.Erased) == 0 && len(d.Omitted) == 0 {
 		ex.Request = d.Input
+		var q struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal(d.Input, &q) == nil {
+			ex.Group = QuestionGroup(q.Query)
+		}
 	}
 	return ex
 }
 
-// Join reads one decision log and one feedback log and joins them
-// (Joiner for several files of each).
+// QuestionGroup is the calibration group of the decisions that asked
+// query: its words, lowercased, so that "Reset my password" and "reset my
+// password" are one question.
+func QuestionGroup(query string) string {
+	return "q:" + strings.Join(strings.Fields(strings.ToLower(query)), " ")
+}
+
+// Join reads one decision log and one feedback log strictly and joins them
+// (Joiner for several files of each, or to skip malformed lines).
 func Join(decisions, feedback io.Reader) ([]Example, Stats, error) {
 	j := NewJoiner()
+	j.Strict = true
 	if err := j.AddDecisions("decisions", decisions); err != nil {
 		return nil, Stats{}, err
 	}
@@ -236,7 +276,7 @@ func AppendExample(dst []byte, ex *Example) []byte {
 // plain calibration line, {"request": {...}, "label": 1}, reads too.
 func ReadExamples(r io.Reader, source string) ([]Example, error) {
 	var out []Example
-	_, err := readLines(r, source, func(n int, line []byte) *LineError {
+	_, err := readLines(r, source, true, func(n int, line []byte) *LineError {
 		var ex struct {
 			Example
 			Label json.RawMessage `json:"label"`

@@ -3,10 +3,12 @@ package decisionlog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/internal/jsonl"
 )
 
@@ -27,23 +29,41 @@ type ReadStats struct {
 	// reader of a live file can catch one being written; every line before
 	// it is whole.
 	TornTail int
+	// Skipped counts malformed lines skipped by a lenient read (the
+	// Joiner's default); FirstErrors holds the first ten.
+	Skipped     int
+	FirstErrors []*LineError
 }
+
+// maxFirstErrors is how many skipped lines' errors a read keeps.
+const maxFirstErrors = 10
 
 // ReadDecisions reads a decision log strictly: every non-blank line must be
 // a decision (a torn last line excepted, see ReadStats.TornTail). source
-// names the input in errors.
+// names the input in errors. The Joiner reads leniently by default.
 func ReadDecisions(r io.Reader, source string) ([]Decision, ReadStats, error) {
-	return readAll(r, source, decodeDecision, func(d *Decision, n int) { d.Line = n })
+	return readDecisions(r, source, true)
 }
 
 // ReadFeedback reads a feedback log strictly, as ReadDecisions does.
 func ReadFeedback(r io.Reader, source string) ([]Feedback, ReadStats, error) {
-	return readAll(r, source, decodeFeedback, func(f *Feedback, n int) { f.Line = n })
+	return readFeedback(r, source, true)
 }
 
-func readAll[T any](r io.Reader, source string, decode func([]byte) (T, *LineError), setLine func(*T, int)) ([]T, ReadStats, error) {
+func readDecisions(r io.Reader, source string, strict bool) ([]Decision, ReadStats, error) {
+	return readAll(r, source, strict, decodeDecision, func(d *Decision, n int) { d.Line = n })
+}
+
+func readFeedback(r io.Reader, source string, strict bool) ([]Feedback, ReadStats, error) {
+	return readAll(r, source, strict, decodeFeedback, func(f *Feedback, n int) { f.Line = n })
+}
+
+// readAll reads records; leniently (not strict), a file none of whose lines
+// reads is still an error (the first line's): it is not a torn log but the
+// wrong file (a feedback log given as decisions).
+func readAll[T any](r io.Reader, source string, strict bool, decode func([]byte) (T, *LineError), setLine func(*T, int)) ([]T, ReadStats, error) {
 	var out []T
-	st, err := readLines(r, source, func(n int, line []byte) *LineError {
+	st, err := readLines(r, source, strict, func(n int, line []byte) *LineError {
 		v, lerr := decode(line)
 		if lerr != nil {
 			return lerr
@@ -52,12 +72,16 @@ func readAll[T any](r io.Reader, source string, decode func([]byte) (T, *LineErr
 		out = append(out, v)
 		return nil
 	})
+	if err == nil && len(out) == 0 && st.Skipped > 0 {
+		err = st.FirstErrors[0]
+	}
 	return out, st, err
 }
 
 // readLines calls decode on each non-blank line and fills in the line
 // error's position; a torn last line is skipped and reported in the stats.
-func readLines(r io.Reader, source string, decode func(n int, line []byte) *LineError) (ReadStats, error) {
+// A malformed line is an error when strict, else skipped and counted.
+func readLines(r io.Reader, source string, strict bool, decode func(n int, line []byte) *LineError) (ReadStats, error) {
 	var st ReadStats
 	err := jsonl.Lines(r, MaxLineBytes, func(n int, line []byte, unterminated, tooLong bool) error {
 		st.Lines = n
@@ -78,7 +102,14 @@ func readLines(r io.Reader, source string, decode func(n int, line []byte) *Line
 			return nil
 		}
 		lerr.Source, lerr.Line = source, n
-		return lerr
+		if strict {
+			return lerr
+		}
+		st.Skipped++
+		if len(st.FirstErrors) < maxFirstErrors {
+			st.FirstErrors = append(st.FirstErrors, lerr)
+		}
+		return nil
 	})
 	return st, err
 }
@@ -90,6 +121,9 @@ func strict(line []byte, v any) *LineError {
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return &LineError{Msg: "not JSON: the line ends inside a value (a write cut short?)"}
+		}
 		field, msg := jsonl.Describe(err)
 		for _, embedded := range []string{"Decision.", "Feedback.", "Example."} {
 			field = strings.TrimPrefix(field, embedded) // the readers' wrapper structs
@@ -98,6 +132,11 @@ func strict(line []byte, v any) *LineError {
 	}
 	if dec.More() {
 		return &LineError{Msg: "more than one JSON value on the line"}
+	}
+	// A repeated member is read differently by different parsers: bad
+	// JSON, as in a gate request (encoding/json lets the last one win).
+	if _, err := jsonx.ParseWith(line, jsonx.Limits{CheckOnly: true}); err != nil {
+		return &LineError{Msg: "bad JSON: " + err.Error()}
 	}
 	return nil
 }

@@ -83,41 +83,6 @@ func bruteEmbed(evs []Event, cos float64) []int {
 	return p
 }
 
-// pairScores compares a found partition with the true one by pairs of
-// events: precision (found pairs that are true) and recall (true pairs found).
-func pairScores(found, truth []int) (precision, recall float64) {
-	pairs := func(p []int) map[[2]int]bool {
-		by := map[int][]int{}
-		for i, l := range p {
-			by[l] = append(by[l], i)
-		}
-		m := map[[2]int]bool{}
-		for _, ids := range by {
-			for a := 0; a < len(ids); a++ {
-				for b := a + 1; b < len(ids); b++ {
-					m[[2]int{ids[a], ids[b]}] = true
-				}
-			}
-		}
-		return m
-	}
-	f, tr := pairs(found), pairs(truth)
-	hit := 0
-	for k := range f {
-		if tr[k] {
-			hit++
-		}
-	}
-	precision, recall = 1, 1
-	if len(f) > 0 {
-		precision = float64(hit) / float64(len(f))
-	}
-	if len(tr) > 0 {
-		recall = float64(hit) / float64(len(tr))
-	}
-	return
-}
-
 // Loose clusters (member pairs around 0.86, many pairs below 0.85) and
 // anisotropic embeddings: every reported link is real (precision 1 against
 // the all-pairs definition) and almost every true same-cluster pair is found.
@@ -195,7 +160,8 @@ func TestLexicalKnownClusters(t *testing.T) {
 }
 
 // The lexical join is exact: on random small-vocabulary sets (many
-// borderline pairs) it must equal the all-pairs Jaccard components.
+// borderline pairs) its links, joined without the guard, must equal the
+// all-pairs Jaccard components.
 func TestLexicalMatchesAllPairs(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	vocab := []string{"refund", "invoice", "billing", "account", "password", "reset", "email", "export", "report", "api",
@@ -227,7 +193,12 @@ func TestLexicalMatchesAllPairs(t *testing.T) {
 	for i := range evs {
 		truth[i] = int(uf.find(int32(unitOf[normQuery(evs[i].Query)])))
 	}
-	rep := build(t, evs)
+	opt := DefaultOptions()
+	opt.links = 1 << kindTerms
+	rep, err := Build(evs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !samePartition(partitionOf(rep, len(evs)), truth) {
 		p, rc := pairScores(partitionOf(rep, len(evs)), truth)
 		t.Fatalf("lexical join differs from all pairs: precision %.4f recall %.4f", p, rc)
@@ -273,6 +244,36 @@ func TestSameQueryAlwaysClusters(t *testing.T) {
 	rep := build(t, evs)
 	if len(rep.Clusters) != 2 || rep.Clusters[0].Count != 3 || rep.Clusters[1].Count != 2 {
 		t.Fatalf("clusters %+v", rep.Clusters)
+	}
+}
+
+// A masked question (decision_log_mask) is an opaque token: repeats of one
+// token are one gap, built or streamed across chunks, but two tokens never
+// join, not through the shared "masked:" prefix, nor letters they happen to
+// share, nor the (masked) documents their retrieval returned.
+func TestMaskedQueriesOpaque(t *testing.T) {
+	docs := []TopChunk{{ID: "masked:c1c1c1c1c1c1", DocID: "masked:d1d1d1d1d1d1", Score: 0.1},
+		{ID: "masked:c2c2c2c2c2c2", DocID: "masked:d2d2d2d2d2d2", Score: 0.09}}
+	var evs []Event
+	for _, q := range []string{"masked:3kQ2aBc9xYzQ", "masked:Zz81bqQ0rT5w", "masked:3kQ2aBc9xYzQ",
+		"masked:Zz81bqQ0rT5x", "masked:9_-Lm0pQ7rSt", "masked:3kQ2aBc9xYzQ"} {
+		evs = append(evs, Event{Kind: KindRefusalHard, Query: q, TopChunks: docs})
+	}
+	for _, so := range []StreamOptions{{}, {ChunkEvents: 2}} {
+		rep := streamAll(t, evs, so)
+		var got []int
+		for _, c := range rep.Clusters {
+			got = append(got, c.Count)
+		}
+		if len(got) != 4 || got[0] != 3 || rep.Clusters[0].Representative != "masked:3kQ2aBc9xYzQ" {
+			t.Errorf("chunks of %d: gaps of %v events, want [3 1 1 1]", so.ChunkEvents, got)
+		}
+	}
+	for q, want := range map[string]bool{"masked:3kQ2aBc9xYzQ": true, "masked:9_-Lm0pQ7rSt": true,
+		"masked: how do I reset": false, "masked:3kQ2aBc9xYz": false, "masked:3kQ2aBc9x!zQ": false, "3kQ2aBc9xYzQ": false} {
+		if maskedQuery(q) != want {
+			t.Errorf("maskedQuery(%q) = %v", q, !want)
+		}
 	}
 }
 

@@ -30,10 +30,10 @@ const (
 var modeFix = map[string]struct{ fix, action string }{
 	ModeNoRelevantDocs: {FixNewContent, "Write or ingest a document that answers these questions: nothing in the corpus comes close."},
 	ModeWrongDocs:      {FixBetterRetrieval, "Improve retrieval (hybrid BM25 + vector, a reranker, query expansion, metadata filters): retrieval was confident but the chunks it found do not contain the question's terms."},
-	ModeAlmostMatched:  {FixThreshold, "Review the evidence floor, or enrich the nearest document: the best chunk scored just under the line."},
+	ModeAlmostMatched:  {FixThreshold, "Review the evidence floor, or enrich the nearest document: it comes close, by its score or by the question's terms it holds, and falls short."},
 	ModeSplitChunk:     {FixBetterChunking, "Re-chunk (larger or overlapping chunks, parent-document retrieval): the retrieved chunks cover the question together but no single chunk does."},
 	ModeOverRefusal:    {FixThreshold, "Relax the refusal trigger or review the prompt: the evidence was strong, yet the answer was refused or rejected."},
-	ModeUnclassified:   {FixInspect, "Inspect by hand: the recorded signals fit no rule (often because the events carry too few signals)."},
+	ModeUnclassified:   {FixInspect, "Inspect by hand: no event recorded a retrieval score, so the failure cannot be placed."},
 }
 
 // Thresholds are the numbers the diagnosis rules compare against.
@@ -54,14 +54,11 @@ type Thresholds struct {
 	// BestChunkLow: the best single chunk's coverage below it means no chunk
 	// holds the answer alone (0.5).
 	BestChunkLow float64 `json:"best_chunk_low"`
-	// OverRefusalShare: the share of soft refusals and thumbs-down a cluster
-	// needs before strong evidence reads as over-refusal (0.5).
-	OverRefusalShare float64 `json:"over_refusal_share"`
 }
 
 // DefaultThresholds follow the support-agent policy.
 func DefaultThresholds() Thresholds {
-	return Thresholds{Floor: 0.35, Near: 0.10, LowConfidence: 0.5, CoverageLow: 0.5, CoverageHigh: 0.7, BestChunkLow: 0.5, OverRefusalShare: 0.5}
+	return Thresholds{Floor: 0.35, Near: 0.10, LowConfidence: 0.5, CoverageLow: 0.5, CoverageHigh: 0.7, BestChunkLow: 0.5}
 }
 
 func (t *Thresholds) validate() error {
@@ -69,7 +66,7 @@ func (t *Thresholds) validate() error {
 		name string
 		v    float64
 	}{{"floor", t.Floor}, {"near", t.Near}, {"low_confidence", t.LowConfidence}, {"coverage_low", t.CoverageLow},
-		{"coverage_high", t.CoverageHigh}, {"best_chunk_low", t.BestChunkLow}, {"over_refusal_share", t.OverRefusalShare}} {
+		{"coverage_high", t.CoverageHigh}, {"best_chunk_low", t.BestChunkLow}} {
 		if !(f.v >= 0 && f.v <= 1) {
 			return errors.New(f.name + " must be in [0, 1], got " + ftoa(f.v))
 		}
@@ -146,46 +143,69 @@ func median(v []float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-// diagnose classifies a cluster by the first rule that matches, in this order
-// (most specific first):
-//
-//  1. split_chunk: coverage >= CoverageHigh and coverage_best_chunk < BestChunkLow.
-//  2. over_refusal: soft refusals + thumbs-down >= OverRefusalShare of events,
-//     best >= LowConfidence, and coverage (when recorded) >= CoverageHigh.
-//  3. wrong_docs_retrieved: best >= Floor and coverage < CoverageLow.
-//  4. almost_matched: Floor - Near <= best < LowConfidence.
-//  5. no_relevant_docs: best < Floor - Near and coverage (when recorded) < CoverageLow.
-//  6. unclassified otherwise.
-//
-// All numbers are medians over the cluster's events, so one odd event does not
-// flip a cluster of fifty.
-func diagnose(events []Event, idx []int32, sc SourceCounts, th *Thresholds) Diagnosis {
-	vals := map[string][]float64{}
-	var best []float64
-	for _, i := range idx {
-		ev := &events[i]
-		for name, v := range ev.Signals {
-			vals[name] = append(vals[name], v)
-		}
-		if b, ok := bestScore(ev); ok {
-			best = append(best, b)
-		}
+// signalValues are a cluster's recorded values: every signal by name, and
+// every event's best score (bestScore). Build collects them from the
+// events; a streamed report from its per-gap samples (sketch.go).
+type signalValues struct {
+	vals map[string][]float64
+	best []float64
+}
+
+func (sv *signalValues) addEvent(ev *Event) {
+	if sv.vals == nil {
+		sv.vals = map[string][]float64{}
 	}
+	for name, v := range ev.Signals {
+		sv.vals[name] = append(sv.vals[name], v)
+	}
+	if b, ok := bestScore(ev); ok {
+		sv.best = append(sv.best, b)
+	}
+}
+
+// diagnose classifies the events idx of events as one cluster.
+func diagnose(events []Event, idx []int32, sc SourceCounts, th *Thresholds) Diagnosis {
+	var sv signalValues
+	for _, i := range idx {
+		sv.addEvent(&events[i])
+	}
+	return diagnoseValues(&sv, sc, th)
+}
+
+// diagnoseValues classifies a cluster by the first rule that matches, in
+// this order (most specific first); B is the median best score, C the
+// median coverage, F the floor, N near, L the low-confidence line, H and
+// Lo the coverage lines:
+//
+//  1. split_chunk: C >= H and coverage_best_chunk < BestChunkLow.
+//  2. over_refusal: B >= L and, when coverage is recorded, C >= H: the
+//     evidence was there and the answer was refused, hedged or rejected.
+//  3. wrong_docs_retrieved: B >= F and C < Lo.
+//  4. almost_matched: F - N <= B < L; or B >= F with Lo <= C < H (on
+//     topic, partly covered); or C >= H with B < F - N (the passages hold
+//     the question's terms, the scores are what fall short).
+//  5. no_relevant_docs: B < F - N and C (when recorded) < H.
+//  6. unclassified: no event recorded a retrieval score.
+//
+// Every recorded score falls under one of 1-5: only a cluster without any
+// score asks for a look by hand. All numbers are medians over the cluster's
+// events, so one odd event does not flip a cluster of fifty.
+func diagnoseValues(sv *signalValues, sc SourceCounts, th *Thresholds) Diagnosis {
 	var d Diagnosis
-	names := make([]string, 0, len(vals))
-	for name := range vals {
+	names := make([]string, 0, len(sv.vals))
+	for name := range sv.vals {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	med := map[string]float64{}
 	for _, name := range names {
-		m := median(vals[name])
+		m := median(sv.vals[name])
 		med[name] = m
-		d.Signals = append(d.Signals, Median{Name: name, Value: round6(m), Events: len(vals[name])})
+		d.Signals = append(d.Signals, Median{Name: name, Value: round6(m), Events: len(sv.vals[name])})
 	}
-	b, hasBest := 0.0, len(best) > 0
+	b, hasBest := 0.0, len(sv.best) > 0
 	if hasBest {
-		b = median(best)
+		b = median(sv.best)
 		r := round6(b)
 		d.Best = &r
 	}
@@ -196,35 +216,39 @@ func diagnose(events []Event, idx []int32, sc SourceCounts, th *Thresholds) Diag
 	if total > 0 {
 		share = float64(sc.RefusalSoft+sc.ThumbsDown) / float64(total)
 	}
+	covText := func() string { return "coverage " + f3(cov) }
 	switch {
 	case hasCov && hasCovBest && cov >= th.CoverageHigh && covBest < th.BestChunkLow:
 		d.Mode = ModeSplitChunk
-		d.Reason = "coverage " + f3(cov) + " >= " + f3(th.CoverageHigh) + " but best single chunk covers " + f3(covBest) + " < " + f3(th.BestChunkLow)
-	case hasBest && share >= th.OverRefusalShare && b >= th.LowConfidence && (!hasCov || cov >= th.CoverageHigh):
+		d.Reason = covText() + " >= " + f3(th.CoverageHigh) + " but best single chunk covers " + f3(covBest) + " < " + f3(th.BestChunkLow)
+	case hasBest && b >= th.LowConfidence && (!hasCov || cov >= th.CoverageHigh):
 		d.Mode = ModeOverRefusal
-		d.Reason = strconv.Itoa(int(share*100+0.5)) + "% of events are soft refusals or thumbs-down while best score " + f3(b) + " >= " + f3(th.LowConfidence)
+		d.Reason = "best score " + f3(b) + " >= " + f3(th.LowConfidence)
 		if hasCov {
-			d.Reason += " and coverage " + f3(cov) + " >= " + f3(th.CoverageHigh)
+			d.Reason += " and " + covText() + " >= " + f3(th.CoverageHigh)
 		}
+		d.Reason += ", yet every event is a refusal, a hedged answer or a thumbs-down (" + strconv.Itoa(int(share*100+0.5)) + "% soft refusals or thumbs-down)"
 	case hasBest && hasCov && b >= th.Floor && cov < th.CoverageLow:
 		d.Mode = ModeWrongDocs
-		d.Reason = "best score " + f3(b) + " >= floor " + f3(th.Floor) + " but coverage " + f3(cov) + " < " + f3(th.CoverageLow)
+		d.Reason = "best score " + f3(b) + " >= floor " + f3(th.Floor) + " but " + covText() + " < " + f3(th.CoverageLow)
 	case hasBest && b >= th.Floor-th.Near && b < th.LowConfidence:
 		d.Mode = ModeAlmostMatched
 		d.Reason = "best score " + f3(b) + " is in [floor - near, low confidence) = [" + f3(th.Floor-th.Near) + ", " + f3(th.LowConfidence) + ")"
-	case hasBest && b < th.Floor-th.Near && (!hasCov || cov < th.CoverageLow):
+	case hasBest && hasCov && b >= th.Floor && cov < th.CoverageHigh:
+		d.Mode = ModeAlmostMatched
+		d.Reason = "best score " + f3(b) + " >= floor " + f3(th.Floor) + " and " + covText() + " in [" + f3(th.CoverageLow) + ", " + f3(th.CoverageHigh) + "): on topic, partly covered"
+	case hasBest && hasCov && cov >= th.CoverageHigh:
+		d.Mode = ModeAlmostMatched
+		d.Reason = covText() + " >= " + f3(th.CoverageHigh) + " but best score " + f3(b) + " < floor - near " + f3(th.Floor-th.Near) + ": the passages hold the terms, the scores fall short"
+	case hasBest:
 		d.Mode = ModeNoRelevantDocs
 		d.Reason = "best score " + f3(b) + " < floor - near " + f3(th.Floor-th.Near)
 		if hasCov {
-			d.Reason += " and coverage " + f3(cov) + " < " + f3(th.CoverageLow)
+			d.Reason += " and " + covText() + " < " + f3(th.CoverageHigh)
 		}
 	default:
 		d.Mode = ModeUnclassified
-		if !hasBest {
-			d.Reason = "no event recorded a retrieval score"
-		} else {
-			d.Reason = "best score " + f3(b) + " with the recorded coverage fits no rule"
-		}
+		d.Reason = "no event recorded a retrieval score"
 	}
 	f := modeFix[d.Mode]
 	d.Fix, d.Action = f.fix, f.action

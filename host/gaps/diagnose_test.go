@@ -51,8 +51,13 @@ func TestDiagnoseRules(t *testing.T) {
 		{"strong evidence but mostly hard refusals", []Event{
 			ev(KindRefusalHard, S{"evidence_top": 0.8, "coverage": 0.9}),
 			ev(KindRefusalHard, S{"evidence_top": 0.8, "coverage": 0.9}),
-			ev(KindRefusalSoft, S{"evidence_top": 0.8, "coverage": 0.9})}, ModeUnclassified},
-		{"far below but terms present", []Event{ev(KindRefusalHard, S{"evidence_top": 0.1, "coverage": 0.9})}, ModeUnclassified},
+			ev(KindRefusalSoft, S{"evidence_top": 0.8, "coverage": 0.9})}, ModeOverRefusal},
+		{"strong score, no coverage recorded", []Event{ev(KindRefusalHard, S{"max_similarity": 0.8})}, ModeOverRefusal},
+		{"strong score, partly covered", []Event{ev(KindLowConfidence, S{"max_similarity": 0.78, "coverage": 0.57})}, ModeAlmostMatched},
+		{"over the floor, partly covered", []Event{ev(KindLowConfidence, S{"evidence_top": 0.36, "coverage": 0.5})}, ModeAlmostMatched},
+		{"far below but terms present", []Event{ev(KindRefusalHard, S{"evidence_top": 0.1, "coverage": 0.9})}, ModeAlmostMatched},
+		{"lexical scores only, terms present", []Event{ev(KindLowConfidence, S{"top_score": 0, "coverage": 1, "coverage_best_chunk": 1})}, ModeAlmostMatched},
+		{"far below, partly covered", []Event{ev(KindRefusalHard, S{"evidence_top": 0.1, "coverage": 0.6})}, ModeNoRelevantDocs},
 		{"thumbs down, no signals", []Event{ev(KindThumbsDown, nil)}, ModeUnclassified},
 		// Medians: one odd event does not flip a cluster.
 		{"median", []Event{

@@ -12,7 +12,7 @@ func FuzzReadAndBuild(f *testing.F) {
 	f.Add([]byte(`{"gap_event":{"kind":"refusal_soft","query":"x","signals":{"coverage":1e308}}}`))
 	f.Add([]byte("\xef\xbb\xbf\n\n{}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		evs, _, _ := ReadEvents(bytes.NewReader(data), ReadOptions{SkipBad: true, MaxLineBytes: 1 << 16})
+		evs, _, _ := ReadEvents(bytes.NewReader(data), ReadOptions{MaxLineBytes: 1 << 16})
 		rep, err := Build(evs, DefaultOptions())
 		if err != nil {
 			t.Fatal(err)

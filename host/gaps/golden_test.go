@@ -22,7 +22,7 @@ func TestSampleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	evs, _, err := ReadEvents(f, ReadOptions{})
+	evs, _, err := ReadEvents(f, ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestSampleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rf.Close()
-	rts, _, err := ReadRetrievals(rf, ReadOptions{})
+	rts, _, err := ReadRetrievals(rf, ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,19 +58,25 @@ func TestSampleGolden(t *testing.T) {
 	}
 	for name, got := range map[string][]byte{"sample.report.md": md.Bytes(), "sample.report.json": js.Bytes(), "sample.report.html": page.Bytes(),
 		"sample.verify-scores.md": vmd.Bytes()} {
-		path := filepath.Join(sampleDir, name)
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
+		checkGoldenFile(t, filepath.Join(sampleDir, name), got)
+	}
+}
+
+// checkGoldenFile compares got with the file at path, or rewrites the file
+// under -update.
+func checkGoldenFile(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the golden file (run with -update after checking the change)", name)
-		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run with -update after checking the change)", path)
 	}
 }

@@ -78,7 +78,8 @@ type topTrend struct {
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
 // and SVG, no script, no external resource (a Content-Security-Policy meta
 // tag forbids both), so it opens offline and can be mailed as a file.
-// events must be the slice r was built from: the trend reads their times.
+// events must be the slice r was built from (the trend reads their times),
+// or nil for a streamed report, which carries its own counts.
 // Queries are user text and are escaped by html/template in every context
 // they appear in (text, attributes, SVG titles).
 func WriteHTML(w io.Writer, r *Report, events []Event, opt HTMLOptions) error {
@@ -91,11 +92,17 @@ func WriteHTML(w io.Writer, r *Report, events []Event, opt HTMLOptions) error {
 	if r.FirstSeenText != "" {
 		p.Span = r.FirstSeenText + " to " + r.LastSeenText
 	}
-	var all SourceCounts
-	for i := range events {
-		all.add(events[i].Kind)
+	var counts [4]int
+	if r.timeline != nil {
+		counts = r.timeline.kinds
+	} else {
+		var all SourceCounts
+		for i := range events {
+			all.add(events[i].Kind)
+		}
+		counts = all.byKind()
 	}
-	for k, n := range all.byKind() {
+	for k, n := range counts {
 		p.Kinds = append(p.Kinds, kindTotal{Class: "k" + itoa(k), Label: KindNoun(kinds[k], n), Count: n})
 	}
 
@@ -118,7 +125,12 @@ func WriteHTML(w io.Writer, r *Report, events []Event, opt HTMLOptions) error {
 		p.Left = "Not shown: " + left[0] + ", and " + left[1] + "."
 	}
 
-	tr := NewTrend(events, shown)
+	var tr *Trend
+	if r.timeline != nil {
+		tr = r.timeline.trend(shown)
+	} else {
+		tr = NewTrend(events, shown)
+	}
 	if tr != nil {
 		ch := trendChart(tr)
 		p.Trend = &ch
@@ -159,8 +171,7 @@ func WriteHTML(w io.Writer, r *Report, events []Event, opt HTMLOptions) error {
 
 	o := &r.Options
 	th := &o.Thresholds
-	p.Method = "Gaps are ranked by how often they were hit. Questions join a gap at embedding cosine ≥ " + ftoa(o.Cosine) +
-		", or term overlap (Jaccard) ≥ " + ftoa(o.Jaccard) + " when a question has no embedding. The diagnosis compares medians over each gap's events with the evidence floor " +
+	p.Method = "Gaps are ranked by how often they were hit. " + o.method() + " The diagnosis compares medians over each gap's events with the evidence floor " +
 		ftoa(th.Floor) + " (near: " + ftoa(th.Near) + ") and the low-confidence line " + ftoa(th.LowConfidence) + ". See docs/gaps.md."
 
 	var buf bytes.Buffer

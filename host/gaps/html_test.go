@@ -2,7 +2,6 @@ package gaps
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +89,9 @@ func TestHTMLDeterministic(t *testing.T) {
 func TestHTMLCapsClusters(t *testing.T) {
 	var evs []Event
 	for i := 0; i < 300; i++ {
-		evs = append(evs, Event{Kind: KindRefusalHard, Query: "unrelated question number " + strconv.Itoa(i) + " zq" + strconv.Itoa(i*7919)})
+		// Unrelated in every word: a template with a number in it ("order
+		// 17 status") is one gap to the character path.
+		evs = append(evs, Event{Kind: KindRefusalHard, Query: syntheticWord(i) + " " + syntheticWord(i+1000) + " " + syntheticWord(i+2000)})
 	}
 	out := writeHTML(t, evs, HTMLOptions{MaxClusters: 20})
 	if n := strings.Count(out, `<article class="gap"`); n != 20 {

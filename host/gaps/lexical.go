@@ -22,13 +22,16 @@ import (
 // The support-agent article clusters on embeddings when events carry them, so a pair of units
 // that both have embeddings is judged by cosine alone and never linked here;
 // the lexical path links pairs where at least one side has no embedding.
+// The join finds every pair at or above the threshold; whether an edge joins
+// two clusters is decided in merge.go.
 
 // lexUnit is what the lexical join needs to know about one unit.
 type lexUnit struct {
 	terms []string
 	// noEmb is true when at least one of the unit's events has no embedding:
 	// then the unit may be linked lexically.
-	noEmb bool
+	noEmb   bool
+	carried bool // compared in an earlier chunk (stream.go)
 }
 
 type lexStats struct {
@@ -41,21 +44,24 @@ func minOverlap(t float64, n int) int {
 	return int(math.Ceil(t*float64(n) - 1e-9))
 }
 
-// linkLexical unions, in uf, the units whose term sets are similar enough.
-func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
+// linkLexical returns, as edges, the unit pairs whose term sets are similar
+// enough (merge.go decides which edges join clusters).
+func linkLexical(units []lexUnit, t float64) ([]edge, lexStats) {
+	var edges []edge
 	var st lexStats
 	anyPlain := false
 	for i := range units {
 		anyPlain = anyPlain || units[i].noEmb
 	}
 	if !anyPlain {
-		return st // every unit has an embedding: the cosine path decides alone
+		return nil, st // every unit has an embedding: the cosine path decides alone
 	}
 	// Group units with identical term sets: the join runs over distinct sets.
 	type group struct {
 		ids    []int32 // token ids, rarest first
 		units  []int32
 		nonEmb int32 // first unit that may link lexically, or -1
+		fresh  bool  // some unit is not carried
 	}
 	var groups []group
 	byKey := map[string]int{}
@@ -75,13 +81,16 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 		if u.noEmb && gr.nonEmb < 0 {
 			gr.nonEmb = int32(i)
 		}
+		gr.fresh = gr.fresh || !u.carried
 	}
 	st.Sets = len(groups)
 	for gi := range groups {
 		g := &groups[gi]
 		if g.nonEmb >= 0 {
 			for _, u := range g.units {
-				uf.union(g.nonEmb, u) // identical sets: Jaccard 1
+				if u != g.nonEmb {
+					edges = append(edges, edge{a: g.nonEmb, b: u, s: 1, kind: kindTerms}) // identical sets: Jaccard 1
+				}
 			}
 		}
 	}
@@ -94,16 +103,24 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 			df[term]++
 		}
 	}
-	vocab := make([]string, 0, len(df))
-	for term := range df {
-		vocab = append(vocab, term)
+	type termDF struct {
+		term string
+		df   int
 	}
-	sort.Slice(vocab, func(i, j int) bool {
-		if df[vocab[i]] != df[vocab[j]] {
-			return df[vocab[i]] < df[vocab[j]]
+	byDF := make([]termDF, 0, len(df))
+	for term, n := range df {
+		byDF = append(byDF, termDF{term, n})
+	}
+	sort.Slice(byDF, func(i, j int) bool {
+		if byDF[i].df != byDF[j].df {
+			return byDF[i].df < byDF[j].df
 		}
-		return vocab[i] < vocab[j]
+		return byDF[i].term < byDF[j].term
 	})
+	vocab := make([]string, len(byDF))
+	for i, t := range byDF {
+		vocab[i] = t.term
+	}
 	tid := make(map[string]int32, len(vocab))
 	for i, term := range vocab {
 		tid[term] = int32(i)
@@ -124,15 +141,15 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(groups[order[i]].ids) < len(groups[order[j]].ids) })
 
-	link := func(a, b *group) {
+	link := func(a, b *group, s float32) {
 		switch {
 		case a.nonEmb >= 0:
 			for _, u := range b.units {
-				uf.union(a.nonEmb, u)
+				edges = append(edges, edge{a: a.nonEmb, b: u, s: s, kind: kindTerms})
 			}
 		case b.nonEmb >= 0:
 			for _, u := range a.units {
-				uf.union(b.nonEmb, u)
+				edges = append(edges, edge{a: b.nonEmb, b: u, s: s, kind: kindTerms})
 			}
 		}
 	}
@@ -155,14 +172,14 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 				stamp[y] = x
 				gy := &groups[y]
 				sy := len(gy.ids)
-				if sy < need || (gx.nonEmb < 0 && gy.nonEmb < 0) {
+				if sy < need || (gx.nonEmb < 0 && gy.nonEmb < 0) || (!gx.fresh && !gy.fresh) {
 					continue
 				}
 				st.Candidates++
 				o := overlap(gx.ids, gy.ids)
 				if float64(o) >= t*float64(sx+sy-o)-1e-9 {
 					st.Linked++
-					link(gx, gy)
+					link(gx, gy, float32(o)/float32(sx+sy-o))
 				}
 			}
 		}
@@ -170,7 +187,7 @@ func linkLexical(units []lexUnit, uf *unionFind, t float64) lexStats {
 			postings[tok] = append(postings[tok], x)
 		}
 	}
-	return st
+	return edges, st
 }
 
 // overlap counts the common elements of two sorted lists (token ids in the

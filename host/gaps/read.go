@@ -16,16 +16,19 @@ import (
 // DefaultMaxLineBytes bounds one JSONL line (4 MiB; jsonl says why).
 const DefaultMaxLineBytes = jsonl.DefaultMaxLineBytes
 
-// ReadOptions controls how strictly a JSONL file is read.
+// ReadOptions controls how strictly a JSONL file is read. The zero value
+// reads a log as it may be after a crash: a malformed line is skipped and
+// counted (ReadStats.Skipped, FirstErrors).
 type ReadOptions struct {
-	// SkipBad skips malformed lines (counting them in ReadStats) instead of
-	// failing on the first one.
-	SkipBad bool
+	// Strict fails on the first malformed line instead of skipping it.
+	Strict bool
 	// MaxLineBytes bounds one line; 0 means DefaultMaxLineBytes.
 	MaxLineBytes int
-	// TornTail skips a last line that has no newline and does not read
-	// (ReadStats.TornLast), even when reading strictly: an appending writer
-	// that died mid-line leaves one, and every line before it is whole.
+	// TornTail reports a last line that has no newline and does not read
+	// apart (ReadStats.TornLast, not Skipped), skipped even when Strict: an
+	// appending writer that died mid-line leaves one (and a reader of a
+	// live file can catch one being written), and every line before it is
+	// whole.
 	TornTail bool
 }
 
@@ -33,7 +36,7 @@ type ReadOptions struct {
 type ReadStats struct {
 	Lines   int // lines read, blank ones included
 	Events  int // events returned
-	Skipped int // malformed lines skipped (SkipBad only)
+	Skipped int // malformed lines skipped (not Strict)
 	NotGaps int // decision lines whose gap_event was null: not a gap, not an error
 	// TornLast is the number of the last line when it has no newline, does
 	// not read and was skipped (ReadOptions.TornTail); 0 when there is none.
@@ -65,35 +68,49 @@ type rawEvent struct {
 // ReadEvents reads gap events, one JSON object per line. Blank lines are
 // ignored; a line that is a whole decision is read through its gap_event.
 func ReadEvents(r io.Reader, opt ReadOptions) ([]Event, ReadStats, error) {
-	var st ReadStats
 	var out []Event
+	st, err := ScanEvents(r, opt, func(ev Event) { out = append(out, ev) })
+	return out, st, err
+}
+
+// ScanEvents reads gap events as ReadEvents does but hands each to fn
+// instead of keeping them: memory stays bounded by one line whatever the
+// log's length (gaps report streams through it).
+func ScanEvents(r io.Reader, opt ReadOptions, fn func(Event)) (ReadStats, error) {
+	var st ReadStats
 	err := readJSONL(r, opt, &st, func(n int, line []byte) *LineError {
 		ev, gap, lerr := decodeEvent(line, n)
 		if lerr != nil {
 			return lerr
 		}
 		if gap {
-			out = append(out, ev)
+			st.Events++
+			fn(ev)
 		} else {
 			st.NotGaps++
 		}
 		return nil
 	})
-	st.Events = len(out)
-	return out, st, err
+	return st, err
 }
 
 // readJSONL calls decode for each non-blank line and owns what every JSONL
-// reader shares: the line bound, and SkipBad (count the bad line, keep its
-// error among the first ten, go on) versus stopping at the first bad line.
+// reader shares: the line bound, the torn last line, and skipping (count the
+// bad line, keep its error among the first ten, go on) versus stopping at
+// the first bad line (Strict).
+//
+// Skipping, a file none of whose lines reads is still an error (its first
+// line's): it is the wrong file, not a log with a bad line in it.
 func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, line []byte) *LineError) error {
-	return readLines(r, opt.MaxLineBytes, func(n int, line []byte, unterminated bool, lerr *LineError) error {
+	read := 0
+	err := readLines(r, opt.MaxLineBytes, func(n int, line []byte, unterminated bool, lerr *LineError) error {
 		st.Lines = n
 		if lerr == nil {
 			if len(line) == 0 {
 				return nil
 			}
 			if lerr = decode(n, line); lerr == nil {
+				read++
 				return nil
 			}
 		}
@@ -103,7 +120,7 @@ func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, l
 			st.TornLast = n
 			return nil
 		}
-		if !opt.SkipBad {
+		if opt.Strict {
 			return lerr
 		}
 		st.Skipped++
@@ -112,6 +129,10 @@ func readJSONL(r io.Reader, opt ReadOptions, st *ReadStats, decode func(n int, l
 		}
 		return nil
 	})
+	if err == nil && read == 0 && st.Skipped > 0 {
+		return st.FirstErrors[0]
+	}
+	return err
 }
 
 // readLines is jsonl.Lines with a LineError for a line over the bound.

@@ -14,7 +14,7 @@ func TestReadEventsGood(t *testing.T) {
 	in := "\xef\xbb\xbf" + goodLine + "\r\n\n   \n" +
 		`{"action":"refuse","gap_event":{"kind":"refusal_soft","query":"q2","signals":{}},"policy":{"name":"p"},"time":"2026-03-02T11:00:00+01:00"}` + "\n" +
 		`{"action":"inject","gap_event":null}` // no trailing newline
-	evs, st, err := ReadEvents(strings.NewReader(in), ReadOptions{})
+	evs, st, err := ReadEvents(strings.NewReader(in), ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestReadEventsBad(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := `{"kind":"low_confidence","query":"fine"}` + "\n" + tc.line + "\n" + `{"kind":"low_confidence","query":"after"}` + "\n"
-			_, _, err := ReadEvents(strings.NewReader(in), ReadOptions{MaxLineBytes: 200})
+			_, _, err := ReadEvents(strings.NewReader(in), ReadOptions{MaxLineBytes: 200, Strict: true})
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("error %v, want prefix %q", err, tc.want)
 			}
-			evs, st, err := ReadEvents(strings.NewReader(in), ReadOptions{MaxLineBytes: 200, SkipBad: true})
+			evs, st, err := ReadEvents(strings.NewReader(in), ReadOptions{MaxLineBytes: 200})
 			if err != nil || len(evs) != 2 || st.Skipped != 1 || len(st.FirstErrors) != 1 || evs[1].Query != "after" || evs[1].Line != 3 {
 				t.Fatalf("skip: %v %+v %+v", err, st, evs)
 			}
@@ -67,7 +67,7 @@ func TestReadEventsBad(t *testing.T) {
 // reader resynchronises on the next line.
 func TestReadEventsHugeLine(t *testing.T) {
 	in := strings.Repeat("y", 3<<20) + "\n" + `{"kind":"low_confidence","query":"next"}`
-	evs, st, err := ReadEvents(strings.NewReader(in), ReadOptions{MaxLineBytes: 1 << 20, SkipBad: true})
+	evs, st, err := ReadEvents(strings.NewReader(in), ReadOptions{MaxLineBytes: 1 << 20})
 	if err != nil || len(evs) != 1 || st.Skipped != 1 || evs[0].Line != 2 {
 		t.Fatalf("%v %+v %+v", err, st, evs)
 	}
@@ -108,26 +108,30 @@ func TestQueryTerms(t *testing.T) {
 	}
 }
 
-// TestReadTornTail: a last line without a newline that does not read is
-// skipped and reported with TornTail, an error without it; a bad line with
-// its newline is an error either way, and a good unterminated line reads.
+// TestReadTornTail: with TornTail, a last line without a newline that does
+// not read is skipped and reported in TornLast, strictly or not; a bad line
+// with its newline is an error strictly and skipped and counted otherwise; a
+// good unterminated line reads. Without TornTail the torn line is one more
+// malformed line.
 func TestReadTornTail(t *testing.T) {
 	good := `{"kind":"refusal_hard","query":"a"}` + "\n"
 	for _, c := range []struct {
-		in         string
-		torn       bool
-		events     int
-		tornLast   int
-		wantErrful bool
+		in                      string
+		torn, strict            bool
+		events, tornLast, skips int
+		wantErr                 bool
 	}{
-		{good + `{"kind":"refu`, true, 1, 2, false},
-		{good + `{"kind":"refu`, false, 0, 0, true},
-		{good + `{"kind":"refu` + "\n", true, 0, 0, true},
-		{good + `{"kind":"refusal_hard","query":"b"}`, true, 2, 0, false},
+		{good + `{"kind":"refu`, true, true, 1, 2, 0, false},
+		{good + `{"kind":"refu`, true, false, 1, 2, 0, false},
+		{good + `{"kind":"refu`, false, true, 0, 0, 0, true},
+		{good + `{"kind":"refu`, false, false, 1, 0, 1, false},
+		{good + `{"kind":"refu` + "\n", true, true, 0, 0, 0, true},
+		{good + `{"kind":"refu` + "\n" + good, true, false, 2, 0, 1, false},
+		{good + `{"kind":"refusal_hard","query":"b"}`, true, true, 2, 0, 0, false},
 	} {
-		evs, st, err := ReadEvents(strings.NewReader(c.in), ReadOptions{TornTail: c.torn})
-		if (err != nil) != c.wantErrful || err == nil && (len(evs) != c.events || st.TornLast != c.tornLast) {
-			t.Errorf("%q torn=%v: %d events, TornLast %d, err %v", c.in, c.torn, len(evs), st.TornLast, err)
+		evs, st, err := ReadEvents(strings.NewReader(c.in), ReadOptions{TornTail: c.torn, Strict: c.strict})
+		if (err != nil) != c.wantErr || err == nil && (len(evs) != c.events || st.TornLast != c.tornLast || st.Skipped != c.skips) {
+			t.Errorf("%q torn=%v strict=%v: %d events, TornLast %d, skipped %d, err %v", c.in, c.torn, c.strict, len(evs), st.TornLast, st.Skipped, err)
 		}
 	}
 }

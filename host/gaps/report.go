@@ -40,6 +40,7 @@ type Cluster struct {
 
 	last     time.Time
 	firstIdx int32
+	hist     map[int64]int32 // a streamed gap's events per trend bucket
 }
 
 // QueryCount is one distinct query of a cluster.
@@ -60,12 +61,19 @@ type Report struct {
 	FirstSeenText string    `json:"first_seen_text,omitempty"`
 	LastSeenText  string    `json:"last_seen_text,omitempty"`
 	Clusters      []Cluster `json:"clusters"`
+	// Notes say what of the input was left out (malformed lines skipped),
+	// in words; the Markdown and HTML reports show them too.
+	Notes []string `json:"notes,omitempty"`
+
+	timeline *timeline // a streamed report's event times; nil for Build's
 }
 
 // ReportOptions echoes the thresholds a report was made with.
 type ReportOptions struct {
 	Cosine     float64    `json:"cosine"`
 	Jaccard    float64    `json:"jaccard"`
+	Chars      float64    `json:"chars"`
+	Guard      float64    `json:"guard"`
 	MinCount   int        `json:"min_count"`
 	Thresholds Thresholds `json:"thresholds"`
 }
@@ -76,33 +84,18 @@ func Build(events []Event, opt Options) (*Report, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Options: ReportOptions{Cosine: opt.Cosine, Jaccard: opt.Jaccard, Thresholds: opt.Thresholds}}
+	rep := &Report{Options: reportOptions(&opt)}
 	st := &rep.Stats
 	st.Events = len(events)
 	units := buildUnits(events)
 	st.DistinctQueries = len(units)
-	comps := components(units, &opt, st)
+	comps := components(units, &opt, st, nil)
 	st.Clusters = len(comps)
 	rep.Clusters = make([]Cluster, 0, len(comps))
 	for _, comp := range comps {
 		rep.Clusters = append(rep.Clusters, makeCluster(events, units, comp, &opt))
 	}
-	sort.SliceStable(rep.Clusters, func(i, j int) bool {
-		a, b := &rep.Clusters[i], &rep.Clusters[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		if !a.last.Equal(b.last) {
-			return a.last.After(b.last)
-		}
-		if a.Representative != b.Representative {
-			return a.Representative < b.Representative
-		}
-		return a.firstIdx < b.firstIdx
-	})
-	for i := range rep.Clusters {
-		rep.Clusters[i].Rank = i + 1
-	}
+	rank(rep.Clusters)
 	var first, last time.Time
 	for i := range events {
 		if t := events[i].Time; events[i].HasTime {
@@ -119,6 +112,40 @@ func Build(events []Event, opt Options) (*Report, error) {
 		rep.FirstSeenText, rep.LastSeenText = ReadableTime(first), ReadableTime(last)
 	}
 	return rep, nil
+}
+
+func reportOptions(o *Options) ReportOptions {
+	return ReportOptions{Cosine: o.Cosine, Jaccard: o.Jaccard, Chars: o.Chars, Guard: o.Guard, Thresholds: o.Thresholds}
+}
+
+// method says how gaps were formed, in a sentence, for the Markdown and
+// HTML reports.
+func (o *ReportOptions) method() string {
+	return "Questions join a gap at embedding cosine >= " + ftoa(o.Cosine) + "; when one has no embedding, at term Jaccard >= " +
+		ftoa(o.Jaccard) + ", character-trigram Jaccard >= " + ftoa(o.Chars) +
+		", or when their retrieval returned the same documents and their terms overlap; two groups join only if every pair of their most asked wordings agrees (Jaccard, plus " + ftoa(docBonus) + " for shared documents, >= " +
+		ftoa(o.Guard) + ")."
+}
+
+// rank orders clusters by count; ties by most recent event, then by
+// representative, then by first appearance; and numbers them.
+func rank(cs []Cluster) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := &cs[i], &cs[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if !a.last.Equal(b.last) {
+			return a.last.After(b.last)
+		}
+		if a.Representative != b.Representative {
+			return a.Representative < b.Representative
+		}
+		return a.firstIdx < b.firstIdx
+	})
+	for i := range cs {
+		cs[i].Rank = i + 1
+	}
 }
 
 // Filter drops clusters with fewer than minCount events (ranks are kept).
@@ -165,11 +192,7 @@ func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Clust
 					c.last = ev.Time
 				}
 			}
-			if ev.Policy.Name != "" {
-				p := ev.Policy.Name
-				if ev.Policy.Version != "" {
-					p += "@" + ev.Policy.Version
-				}
+			if p := policyName(ev.Policy); p != "" {
 				policies[p] = true
 			}
 		}
@@ -181,34 +204,30 @@ func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Clust
 	}
 	c.Count = len(idx)
 	c.DistinctQueries = len(comp)
-	switch {
-	case plain == 0:
-		c.Path = "embedding"
-	case embedded == 0:
-		c.Path = "lexical"
-	default:
-		c.Path = "mixed"
-	}
-	if !first.IsZero() {
-		c.FirstSeen = first.UTC().Format(time.RFC3339Nano)
-		c.LastSeen = c.last.UTC().Format(time.RFC3339Nano)
-		c.FirstSeenText, c.LastSeenText = ReadableTime(first), ReadableTime(c.last)
-	}
+	c.Path = pathOf(embedded, plain)
+	c.setSpan(first)
 	c.Policies = make([]string, 0, len(policies))
 	for p := range policies {
 		c.Policies = append(c.Policies, p)
 	}
 	sort.Strings(c.Policies)
 
-	// Representative: the most asked wording; among equals, the most central
-	// one; then the alphabetically first.
-	cent := centrality(units, comp)
-	order := make([]int, len(comp))
+	c.Queries = sortQueries(c.Queries, centrality(units, comp))
+	c.setNames(opt)
+	c.Diagnosis = diagnose(events, idx, c.SourceCounts, &opt.Thresholds)
+	return c
+}
+
+// sortQueries orders a cluster's wordings for the representative: the most
+// asked; among equals, the most central (cent, in the same order); then
+// the alphabetically first.
+func sortQueries(qs []QueryCount, cent []float64) []QueryCount {
+	order := make([]int, len(qs))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(i, j int) bool {
-		a, b := &c.Queries[order[i]], &c.Queries[order[j]]
+		a, b := &qs[order[i]], &qs[order[j]]
 		if a.Count != b.Count {
 			return a.Count > b.Count
 		}
@@ -219,9 +238,47 @@ func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Clust
 	})
 	sorted := make([]QueryCount, len(order))
 	for i, o := range order {
-		sorted[i] = c.Queries[o]
+		sorted[i] = qs[o]
 	}
-	c.Queries = sorted
+	return sorted
+}
+
+// pathOf names the clustering path by how many of a cluster's wordings had
+// an embedding and how many an event without one.
+func pathOf(embedded, plain int) string {
+	switch {
+	case plain == 0:
+		return "embedding"
+	case embedded == 0:
+		return "lexical"
+	}
+	return "mixed"
+}
+
+// setSpan sets the first and last seen fields from first and c.last.
+func (c *Cluster) setSpan(first time.Time) {
+	if first.IsZero() {
+		return
+	}
+	c.FirstSeen = first.UTC().Format(time.RFC3339Nano)
+	c.LastSeen = c.last.UTC().Format(time.RFC3339Nano)
+	c.FirstSeenText, c.LastSeenText = ReadableTime(first), ReadableTime(c.last)
+}
+
+// policyName is "name@version", or "" for an event without a policy.
+func policyName(p PolicyRef) string {
+	if p.Name == "" {
+		return ""
+	}
+	if p.Version != "" {
+		return p.Name + "@" + p.Version
+	}
+	return p.Name
+}
+
+// setNames sets the representative (the first of Queries), the ID and the
+// examples.
+func (c *Cluster) setNames(opt *Options) {
 	c.Representative = c.Queries[0].Query
 	sum := sha256.Sum256([]byte(c.Queries[0].Key))
 	c.ID = hex.EncodeToString(sum[:4])
@@ -232,8 +289,6 @@ func makeCluster(events []Event, units []unit, comp []int32, opt *Options) Clust
 		}
 		c.Examples = append(c.Examples, q.Query)
 	}
-	c.Diagnosis = diagnose(events, idx, c.SourceCounts, &opt.Thresholds)
-	return c
 }
 
 // centrality scores each unit of a component: for a unit with an embedding,
@@ -251,10 +306,10 @@ func centrality(units []unit, comp []int32) []float64 {
 	total := 0
 	for _, u := range comp {
 		un := &units[u]
-		w := float64(len(un.events))
-		total += len(un.events)
+		w := float64(un.n)
+		total += un.n
 		for _, t := range un.terms {
-			df[t] += len(un.events)
+			df[t] += un.n
 		}
 		if un.emb == nil {
 			continue

@@ -113,19 +113,36 @@ func inflect(r *rand.Rand, w string) string {
 	return w
 }
 
+// syntheticWord returns distinct pronounceable words, different in their
+// letters and not only in one of them: the character path rightly joins
+// "fax" and "cax" (a typo's distance), so synthetic topics must not be
+// spelled that close. Words are letters only and end in "r", so that the
+// stemmer undoes the inflections synthLexical adds ("-s", "-ing"), as it
+// does for real words; a digit would make it leave them alone.
+func syntheticWord(i int) string {
+	const cons, vows = "bcdfghjklmnpqrstvwz", "aeiou"
+	h := splitmix64(uint64(i) * 0x9e3779b97f4a7c15)
+	x := h.next()
+	var b []byte
+	for k := 0; k < 3; k++ {
+		b = append(b, cons[x%19], vows[(x/19)%5])
+		x /= 19 * 5
+	}
+	for n := i; ; n /= 19 * 5 { // the index keeps words distinct
+		b = append(b, cons[n%19], vows[(n/19)%5])
+		if n < 19*5 {
+			break
+		}
+	}
+	return string(b) + "r"
+}
+
 // synthLexical makes events without embeddings: sizes[k] events on topic k,
 // each topic topicWords distinct words (shared words between topics are
 // avoided so the true clusters are exactly the topics), plus singletons.
 func synthLexical(sizes []int, singletons int, seed uint64) ([]Event, []int) {
 	r := rand.New(rand.NewPCG(seed, 0xBEEF))
-	word := func(i int) string { // distinct pronounceable words
-		const cons, vows = "bcdfghjklmnpqrstvwz", "aeiou"
-		var b []byte
-		for x := i + 1; x > 0; x /= 19 * 5 {
-			b = append(b, cons[x%19], vows[(x/19)%5])
-		}
-		return string(b) + "x"
-	}
+	word := syntheticWord
 	next := 0
 	var evs []Event
 	var labels []int

@@ -1,7 +1,8 @@
 package gaps
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -31,15 +32,11 @@ func normQuery(q string) string {
 // case, split on anything that is not a letter or digit, stop words dropped,
 // lightly stemmed. This is the set the lexical path compares with Jaccard.
 func queryTerms(q string) []string {
+	if maskedQuery(q) {
+		return []string{q}
+	}
 	var terms []string
-	start := -1
-	lower := strings.ToLower(q)
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		w := lower[start:end]
-		start = -1
+	eachWord(strings.ToLower(q), func(w string) {
 		if stopWords[w] {
 			return
 		}
@@ -48,27 +45,61 @@ func queryTerms(q string) []string {
 			return
 		}
 		terms = append(terms, w)
+	})
+	return sortedSet(terms)
+}
+
+// maskPrefix and maskTokenLen describe a query the server masked under
+// decision_log_mask (host/server/gaplog_mask.go): "masked:" and 12
+// base64url characters of an HMAC of the question.
+const (
+	maskPrefix   = "masked:"
+	maskTokenLen = 12
+)
+
+// maskedQuery reports whether q is a masked question. Its characters are a
+// keyed hash, not words: it is one opaque term, with no character grams,
+// so that two masked questions never look alike through the shared prefix
+// or a chance run of letters. Repeats of one question still share a token,
+// and so a gap.
+func maskedQuery(q string) bool {
+	tok, ok := strings.CutPrefix(q, maskPrefix)
+	if !ok || len(tok) != maskTokenLen {
+		return false
 	}
-	for i, r := range lower {
+	for _, r := range tok {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// sortedSet sorts xs and drops repeats, in place.
+func sortedSet[T cmp.Ordered](xs []T) []T {
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+// eachWord calls fn with each run of letters and digits of s, in order:
+// the words both the term and the character paths read.
+func eachWord(s string, fn func(w string)) {
+	start := -1
+	for i, r := range s {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if start < 0 {
 				start = i
 			}
 			continue
 		}
-		flush(i)
-	}
-	flush(len(lower))
-	sort.Strings(terms)
-	// dedupe in place
-	k := 0
-	for i, t := range terms {
-		if i == 0 || t != terms[k-1] {
-			terms[k] = t
-			k++
+		if start >= 0 {
+			fn(s[start:i])
+			start = -1
 		}
 	}
-	return terms[:k]
+	if start >= 0 {
+		fn(s[start:])
+	}
 }
 
 // stem is a light, Porter-step-1 style suffix stripper: plurals, -ing and -ed,

@@ -141,3 +141,120 @@ func (t *Trend) UnitName() string {
 	}
 	return "day"
 }
+
+// timeline counts a streamed log's events per time bucket as they come, at
+// the unit NewTrend would pick for the span seen so far: the unit only
+// coarsens as the span grows (hours fold into days, days into weeks, both
+// exactly), so the counts at the end are NewTrend's.
+type timeline struct {
+	first, last time.Time
+	unit        time.Duration
+	overall     map[int64][4]int // bucket start (Unix seconds) -> events by kind
+	kinds       [4]int           // every event by kind, timed or not
+	untimed     int
+}
+
+func bucketOf(t time.Time, unit time.Duration) int64 { return t.Truncate(unit).Unix() }
+
+func kindIndex(kind string) int {
+	for k, name := range kinds {
+		if name == kind {
+			return k
+		}
+	}
+	return -1
+}
+
+// add counts ev and reports whether the unit coarsened (the caller then
+// rebuckets what it keeps per bucket).
+func (tl *timeline) add(ev *Event) (coarsened bool) {
+	k := kindIndex(ev.Kind)
+	if k >= 0 {
+		tl.kinds[k]++
+	}
+	if !ev.HasTime {
+		tl.untimed++
+		return false
+	}
+	if tl.first.IsZero() || ev.Time.Before(tl.first) {
+		tl.first = ev.Time
+	}
+	if ev.Time.After(tl.last) {
+		tl.last = ev.Time
+	}
+	for tl.unit != week && buckets(tl.first, tl.last, tl.unit) > MaxTrendBuckets {
+		if tl.unit == hour {
+			tl.unit = day
+		} else {
+			tl.unit = week
+		}
+		coarsened = true
+	}
+	if coarsened {
+		o := make(map[int64][4]int, len(tl.overall))
+		for b, c := range tl.overall {
+			nb := bucketOf(time.Unix(b, 0), tl.unit)
+			x := o[nb]
+			for i := range x {
+				x[i] += c[i]
+			}
+			o[nb] = x
+		}
+		tl.overall = o
+	}
+	if tl.overall == nil {
+		tl.overall = map[int64][4]int{}
+	}
+	if k >= 0 {
+		b := bucketOf(ev.Time, tl.unit)
+		x := tl.overall[b]
+		x[k]++
+		tl.overall[b] = x
+	}
+	return coarsened
+}
+
+// bucket is ev's bucket at the current unit.
+func (tl *timeline) bucket(ev *Event) (int64, bool) {
+	if !ev.HasTime {
+		return 0, false
+	}
+	return bucketOf(ev.Time, tl.unit), true
+}
+
+// trend is NewTrend from the counts: clusters' hist are theirs.
+func (tl *timeline) trend(clusters []Cluster) *Trend {
+	if tl.first.IsZero() {
+		return nil
+	}
+	tr := &Trend{Unit: tl.unit, Untimed: tl.untimed}
+	end := tl.last.Truncate(tl.unit)
+	n := min(buckets(tl.first, tl.last, tl.unit), MaxTrendBuckets)
+	tr.Start = end.Add(-time.Duration(n-1) * tl.unit)
+	slot := func(b int64) int {
+		return int(time.Unix(b, 0).Sub(tr.Start) / tl.unit)
+	}
+	tr.Overall = make([][4]int, n)
+	for b, c := range tl.overall {
+		if s := slot(b); s >= 0 {
+			for k := range c {
+				tr.Overall[s][k] += c[k]
+			}
+		} else {
+			for k := range c {
+				tr.Before += c[k]
+			}
+		}
+	}
+	tr.Clusters = make([][]int, len(clusters))
+	for i := range clusters {
+		counts := make([]int, n)
+		for b, c := range clusters[i].hist {
+			if s := slot(b); s >= 0 {
+				counts[s] += int(c)
+			}
+		}
+		tr.Clusters[i] = counts
+	}
+	return tr
+}

@@ -31,7 +31,7 @@ const retrievalFile = `{"query":"export invoices quickbooks","chunks":[{"id":"a"
 
 func TestVerifyScores(t *testing.T) {
 	rep := verifyFixture(t)
-	rts, st, err := ReadRetrievals(strings.NewReader(retrievalFile), ReadOptions{})
+	rts, st, err := ReadRetrievals(strings.NewReader(retrievalFile), ReadOptions{Strict: true})
 	if err != nil || st.Events != 6 {
 		t.Fatal(err, st)
 	}
@@ -82,7 +82,7 @@ func (failingJudge) Judge(rt *Retrieval) (Outcome, error) {
 
 func TestVerifyJudgeErrors(t *testing.T) {
 	rep := verifyFixture(t)
-	rts, _, _ := ReadRetrievals(strings.NewReader(retrievalFile), ReadOptions{})
+	rts, _, _ := ReadRetrievals(strings.NewReader(retrievalFile), ReadOptions{Strict: true})
 	if _, err := Verify(rep, rts, failingJudge{}, VerifyOptions{}); err == nil || !strings.HasPrefix(err.Error(), "retrieval line 1: bad_field") {
 		t.Fatalf("error %v", err)
 	}
@@ -104,7 +104,7 @@ func TestReadRetrievalsBad(t *testing.T) {
 		{`{"chunks":[]}`, "line 1: query: missing or empty"},
 		{`nope`, "line 1: not JSON"},
 	} {
-		if _, _, err := ReadRetrievals(strings.NewReader(tc.in), ReadOptions{}); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+		if _, _, err := ReadRetrievals(strings.NewReader(tc.in), ReadOptions{Strict: true}); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.in, err, tc.want)
 		}
 	}

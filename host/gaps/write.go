@@ -43,8 +43,10 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		b.WriteString("; the " + itoa(len(r.Clusters)) + " with at least " + plural(o.MinCount, "event") + " are shown")
 	}
 	b.WriteString(".\n\n")
-	b.WriteString("Gaps are ranked by how often they were hit. Clustering: cosine >= " + ftoa(o.Cosine) + " on query embeddings, Jaccard >= " + ftoa(o.Jaccard) +
-		" on query terms when a query has no embedding. Diagnosis: floor " + ftoa(th.Floor) + ", near " + ftoa(th.Near) +
+	for _, n := range r.Notes {
+		b.WriteString("> " + cell(n) + "\n\n")
+	}
+	b.WriteString("Gaps are ranked by how often they were hit. " + o.method() + " Diagnosis: floor " + ftoa(th.Floor) + ", near " + ftoa(th.Near) +
 		", low confidence " + ftoa(th.LowConfidence) + "; numbers are medians over each gap's events.\n\n")
 	if len(r.Clusters) == 0 {
 		b.WriteString("No gaps.\n")

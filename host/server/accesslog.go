@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ctxgate/ctxgate/internal/jsonl"
 )
 
 // Every request is counted (ctxgate_http_requests_total{route,code}) and,
@@ -128,10 +130,18 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time, abo
 	s.access.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
 }
 
+// LogRotation is a log file's rotation by size: at MaxBytes the file is
+// renamed to FILE.1 (FILE.1 to FILE.2, ..., Keep files kept). MaxBytes 0
+// is DefaultLogMaxBytes, negative never; Keep 0 is DefaultLogKeep.
+type LogRotation struct {
+	MaxBytes int64
+	Keep     int
+}
+
 // OpenAccessLog opens an access log destination: "stdout", "stderr", a
-// file path (appended to; ReopenAccessLog reopens it, for logrotate), or
-// "off" / "" for none (nil).
-func OpenAccessLog(dest string, stdout, stderr io.Writer) (io.Writer, error) {
+// file path (appended to, rotated by rot; ReopenAccessLog reopens it, for
+// logrotate), or "off" / "" for none (nil).
+func OpenAccessLog(dest string, stdout, stderr io.Writer, rot LogRotation) (io.Writer, error) {
 	switch dest {
 	case "", "off":
 		return nil, nil
@@ -141,6 +151,7 @@ func OpenAccessLog(dest string, stdout, stderr io.Writer) (io.Writer, error) {
 		return stderr, nil
 	}
 	f := &accessLogFile{path: dest}
+	f.maxBytes, f.keep = logRotation(rot.MaxBytes, rot.Keep)
 	if err := f.Reopen(); err != nil {
 		return nil, errors.New("access_log: " + err.Error())
 	}
@@ -148,33 +159,69 @@ func OpenAccessLog(dest string, stdout, stderr io.Writer) (io.Writer, error) {
 }
 
 // accessLogFile is an access log file that can be reopened at its path after a
-// rename-based rotation.
+// rename-based rotation, and rotates itself at maxBytes. slog writes one
+// whole line per Write, so a rotation falls between lines.
 type accessLogFile struct {
-	path string
-	mu   sync.Mutex
-	f    *os.File
+	path     string
+	maxBytes int64 // 0: never
+	keep     int
+	mu       sync.Mutex
+	f        *os.File
+	size     int64
 }
 
 func (l *accessLogFile) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.f.Write(p)
+	n, err := l.f.Write(p)
+	l.size += int64(n)
+	if l.maxBytes > 0 && l.size >= l.maxBytes {
+		// A failed rotation keeps writing to the file it has: the next
+		// line retries it.
+		if shiftRotated(l.path, l.keep) == nil {
+			if f, size, err := openAccessLogFile(l.path); err == nil {
+				l.f.Close()
+				l.f, l.size = f, size
+			}
+		}
+	}
+	return n, err
 }
 
 // Reopen opens the path again; on an error the old file stays in use.
 func (l *accessLogFile) Reopen() error {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, size, err := openAccessLogFile(l.path)
 	if err != nil {
 		return err
 	}
 	l.mu.Lock()
 	old := l.f
-	l.f = f
+	l.f, l.size = f, size
 	l.mu.Unlock()
 	if old != nil {
 		old.Close()
 	}
 	return nil
+}
+
+// openAccessLogFile opens path for appending and returns its size. A line
+// a crash left torn at the end is cut off first (jsonl.CutTorn), so the
+// next line does not land on it.
+func openAccessLogFile(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	var cut int64
+	if err == nil {
+		cut, err = jsonl.CutTorn(f, st.Size())
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size() - cut, nil
 }
 
 func (l *accessLogFile) Close() error {

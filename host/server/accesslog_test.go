@@ -101,7 +101,9 @@ func TestAccessLog(t *testing.T) {
 func TestAccessLogAborted(t *testing.T) {
 	up := stallingUpstream(t, "application/json", `{"id":"x","choices":[`, "")
 	logs := &syncBuffer{}
-	s := start(t, Options{Upstream: up.ts.URL, AccessLog: logs, UpstreamIdleTimeout: 300 * time.Millisecond})
+	// Ungated and over max_response_bytes, the answer is relayed as it
+	// comes: the stall cuts it after its first bytes.
+	s := start(t, Options{Upstream: up.ts.URL, AccessLog: logs, UpstreamIdleTimeout: 300 * time.Millisecond, MaxResponseBytes: 8})
 	noHang(t, s.url+"/v1/chat/completions", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
 	eventually(t, "the line", func() bool { return strings.Contains(logs.String(), "\n") })
 	l := accessLines(t, []byte(logs.String()))[0]
@@ -118,21 +120,23 @@ func TestAccessLogAborted(t *testing.T) {
 func TestOpenAccessLog(t *testing.T) {
 	var out, errw bytes.Buffer
 	for dest, want := range map[string]any{"stdout": &out, "-": &out, "stderr": &errw} {
-		if w, err := OpenAccessLog(dest, &out, &errw); err != nil || w != want {
+		if w, err := OpenAccessLog(dest, &out, &errw, LogRotation{}); err != nil || w != want {
 			t.Errorf("%s: %v %v", dest, w, err)
 		}
 	}
 	for _, dest := range []string{"", "off"} {
-		if w, err := OpenAccessLog(dest, &out, &errw); err != nil || w != nil {
+		if w, err := OpenAccessLog(dest, &out, &errw, LogRotation{}); err != nil || w != nil {
 			t.Errorf("%q: %v %v", dest, w, err)
 		}
 	}
-	if _, err := OpenAccessLog(filepath.Join(t.TempDir(), "no", "such", "dir"), &out, &errw); err == nil || !strings.Contains(err.Error(), "access_log") {
+	if _, err := OpenAccessLog(filepath.Join(t.TempDir(), "no", "such", "dir"), &out, &errw, LogRotation{}); err == nil || !strings.Contains(err.Error(), "access_log") {
 		t.Errorf("bad path: %v", err)
 	}
 
+	// A line a crash left torn is cut off before the first line lands.
 	path := filepath.Join(t.TempDir(), "access.log")
-	w, err := OpenAccessLog(path, &out, &errw)
+	os.WriteFile(path, []byte(`{"msg":"request","path":"/before"}`+"\n"+`{"msg":"requ`), 0o644)
+	w, err := OpenAccessLog(path, &out, &errw, LogRotation{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,5 +156,8 @@ func TestOpenAccessLog(t *testing.T) {
 	old, _ := os.ReadFile(path + ".1")
 	if !bytes.Contains(old, []byte(`"path":"/healthz"`)) || bytes.Contains(old, []byte("/v1/policy")) {
 		t.Errorf("rotated file %s", old)
+	}
+	if !bytes.HasPrefix(old, []byte(`{"msg":"request","path":"/before"}`+"\n{")) || bytes.Contains(old, []byte(`{"msg":"requ{`)) {
+		t.Errorf("the torn line was not cut:\n%s", old)
 	}
 }

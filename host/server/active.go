@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 )
 
 // active is one loaded policy and the gate that runs it. Requests hold a
@@ -25,6 +28,9 @@ type active struct {
 	largeStats func() host.Stats
 	largeFrom  int
 	ref        policyRef
+	// maxRequest is the policy's max_request_bytes (0: unknown): the gate
+	// API reads no more of a body.
+	maxRequest int
 	document   []byte // the policy JSON (or bundle) as handed to the gate
 	source     string
 	digest     [32]byte // sha256 of document and trust keys: "did anything change?"
@@ -127,12 +133,36 @@ func (s *Server) build(ctx context.Context, l *loaded) (*active, error) {
 		return nil, errors.New("describe: " + err.Error())
 	}
 	a.ev, a.ref = ev, d.Policy
+	a.maxRequest = requestLimit(l.policy)
 	a.digest = l.digest()
 	if err := s.buildLane(ctx, a, l); err != nil {
 		ev.Close(ctx)
 		return nil, err
 	}
 	return a, nil
+}
+
+// requestLimit is a policy's max_request_bytes, read natively from the
+// document the gate has just loaded (a bundle's signed policy; nil: the
+// built-in default), or 0 when it cannot be read.
+func requestLimit(doc []byte) int {
+	if len(doc) > 0 {
+		if bundle.IsBundle(doc) {
+			b, err := bundle.Parse(doc)
+			if err != nil {
+				return 0
+			}
+			doc = b.Policy
+		}
+		p, err := gate.DecodePolicy(doc)
+		if err != nil {
+			return 0
+		}
+		if p.Limits.MaxRequestBytes > 0 {
+			return p.Limits.MaxRequestBytes
+		}
+	}
+	return gate.DefaultLimits().MaxRequestBytes
 }
 
 // Reload re-reads the policy source and, if anything changed, swaps in a new
@@ -146,6 +176,10 @@ func (s *Server) Reload(ctx context.Context) error {
 	defer s.reloadMu.Unlock()
 	err := s.reloadLocked(ctx)
 	var rb *rollbackError
+	var refused *safefile.Error
+	if errors.As(err, &refused) {
+		s.metrics.policyFileRefused.WithLabelValues(refused.Reason).Inc()
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, &rb):
@@ -169,7 +203,9 @@ func (s *Server) Reload(ctx context.Context) error {
 // partial (bad JSON, or a bundle whose signature does not verify) for a
 // moment. A failure is final once the same bytes fail twice across a
 // backoff, or after reloadAttempts reads (about 1.5 s in all); an empty file
-// is retried until then.
+// is retried until then. A file refused for its type or size (a FIFO, a
+// device, over safefile.MaxPolicyBytes) is final at once: no writer leaves
+// one mid-write.
 const (
 	reloadAttempts = 6
 	reloadBackoff  = 50 * time.Millisecond // doubled after each attempt
@@ -191,8 +227,9 @@ func (s *Server) reloadLocked(ctx context.Context) error {
 		}
 		var rb *rollbackError
 		var empty emptyPolicyError
+		var refused *safefile.Error
 		settled := attempt > 1 && print == last && !errors.As(err, &empty)
-		if errors.As(err, &rb) || settled || attempt == reloadAttempts {
+		if errors.As(err, &rb) || errors.As(err, &refused) || settled || attempt == reloadAttempts {
 			return err
 		}
 		last = print
@@ -236,6 +273,7 @@ func (s *Server) loadOnce(ctx context.Context) (*active, [32]byte, error) {
 
 // swap makes a the active policy.
 func (s *Server) swap(a *active, attempts int) {
+	s.raiseState(a) // before the swap: no request sees a version a crash could forget
 	old := s.cur.Swap(a)
 	s.metrics.setPolicy(a.ref)
 	s.metrics.reloads.WithLabelValues("ok").Inc()
@@ -262,8 +300,9 @@ type rollbackError struct {
 func (e *rollbackError) Error() string { return e.msg }
 
 // checkVersion refuses a policy older than Options.MinVersion, or, when the
-// policies are signed (trust keys are set), older than the running one: a
-// validly signed but outdated bundle must not be replayable. An unsigned
+// policies are signed (trust keys are set), older than the running one or
+// than the highest recorded in the policy state: a validly signed but
+// outdated bundle must not be replayable, across restarts too. An unsigned
 // policy may go back in version: whoever can write it can write anything.
 // Versions compare as bundle.CompareVersions does (verify --min-version).
 func (s *Server) checkVersion(a, cur *active) error {
@@ -279,15 +318,25 @@ func (s *Server) checkVersion(a, cur *active) error {
 			return refuse("", min, "policy version "+v+" is older than min_version "+min)
 		}
 	}
-	if cur == nil || len(s.opts.Policy.TrustFiles) == 0 || cur.ref.Version == "" {
-		return nil
+	if cur != nil && len(s.opts.Policy.TrustFiles) > 0 && cur.ref.Version != "" {
+		running := cur.ref.Version
+		if v == "" {
+			return refuse(running, s.opts.MinVersion, "policy "+a.ref.Name+" has no version; the running signed policy is version "+running)
+		}
+		if bundle.CompareVersions(v, running) < 0 {
+			return refuse(running, s.opts.MinVersion, "policy version "+v+" is older than the running signed policy's "+running)
+		}
 	}
-	running := cur.ref.Version
-	if v == "" {
-		return refuse(running, s.opts.MinVersion, "policy "+a.ref.Name+" has no version; the running signed policy is version "+running)
-	}
-	if bundle.CompareVersions(v, running) < 0 {
-		return refuse(running, s.opts.MinVersion, "policy version "+v+" is older than the running signed policy's "+running)
+	if high := s.state.version(); high != "" {
+		// The highest signed version ever loaded here, this run or an
+		// earlier one: a restart does not reopen the door to an older one.
+		how := "; to roll back deliberately, stop the server, remove " + strconv.Quote(s.state.path) + " and start it (docs/server.md, Rollback)"
+		if v == "" {
+			return refuse(high, s.opts.MinVersion, "policy "+a.ref.Name+" has no version; the highest signed version loaded is "+high+how)
+		}
+		if bundle.CompareVersions(v, high) < 0 {
+			return refuse(high, s.opts.MinVersion, "policy version "+v+" is older than "+high+", the highest signed version loaded (policy state "+strconv.Quote(s.state.path)+")"+how)
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
+	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/host"
 	"github.com/ctxgate/ctxgate/host/decisionlog"
 	"github.com/ctxgate/ctxgate/policies"
@@ -18,10 +19,11 @@ import (
 // X-Ctxgate-Decision-Id header so the decision stays identical to every
 // other host's.
 func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.gatedBody(w, r)
+	body, held, ok := s.gatedBody(w, r, "request")
 	if !ok {
 		return
 	}
+	defer held.release()
 	out, d, e := s.decide(r, body, false)
 	if e != nil {
 		s.fail(w, e)
@@ -34,20 +36,37 @@ func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// gatedBody reads the body of a request the gate must answer. With no
-// policy loaded it answers 503 before reading anything; ok false means the
-// error answer is written.
-func (s *Server) gatedBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
-	if s.cur.Load() == nil {
+// gatedBody reads the body of a request the gate must answer (what, the
+// gate's word for it: request, answer), under the policy's
+// max_request_bytes as well as max_body_bytes: the gate refuses a longer
+// input anyway, so no more of it is read (a longer declared length, none
+// of it) and the refusal is the gate's own. With no policy loaded it
+// answers 503 before reading anything; ok false means the error answer is
+// written. The caller releases the body.
+func (s *Server) gatedBody(w http.ResponseWriter, r *http.Request, what string) ([]byte, *heldBody, bool) {
+	a := s.cur.Load()
+	if a == nil {
 		s.fail(w, noPolicy)
-		return nil, false
+		return nil, nil, false
 	}
-	body, e := s.readBody(w, r)
+	limit, over := s.opts.MaxBodyBytes, tooLarge
+	if a.maxRequest > 0 && int64(a.maxRequest) < limit {
+		limit = int64(a.maxRequest)
+		over = func(n, limit int64) *apiError {
+			size := "more than " + strconv.FormatInt(limit, 10)
+			if n >= 0 {
+				size = strconv.FormatInt(n, 10)
+			}
+			e := wire.LimitError("", what+" is "+size+" bytes", int(limit), "max_request_bytes")
+			return newAPIError(statusOf(e.Code), e.Code, e.Field, e.Message)
+		}
+	}
+	body, held, e := s.readHeld(w, r, limit, over)
 	if e != nil {
 		s.fail(w, e)
-		return nil, false
+		return nil, nil, false
 	}
-	return body, true
+	return body, held, true
 }
 
 // decide runs the gate on a gate request under the gate deadline and counts
@@ -103,13 +122,21 @@ func gapKind(gapEvent []byte) string {
 }
 
 // handleValidate: POST /v1/validate, {"answer","tags","query"} in, the
-// validation JSON out. A soft refusal is a gap event; send the decision's id
-// in X-Ctxgate-Decision-Id to log it with the decision's query and signals.
+// validation JSON out. A soft refusal is a gap event of the decision named
+// by X-Ctxgate-Decision-Id (logSoftRefusal); an id this server did not
+// issue is refused (404) before anything else happens, as feedback refuses
+// it.
 func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.gatedBody(w, r)
+	id := r.Header.Get(HeaderDecisionID)
+	if id != "" && !s.ids.valid(id, idDecision) {
+		s.fail(w, unknownDecision(HeaderDecisionID))
+		return
+	}
+	body, held, ok := s.gatedBody(w, r, "answer")
 	if !ok {
 		return
 	}
+	defer held.release()
 	out, e := s.validate(r, body)
 	if e != nil {
 		s.fail(w, e)
@@ -117,9 +144,7 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
 	}
 	v := parseValidation(out)
 	s.answerChecked(v)
-	if v.SoftRefusal {
-		s.logSoftRefusal(r.Header.Get(HeaderDecisionID), v)
-	}
+	s.logSoftRefusal(id, v)
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -170,26 +195,19 @@ func (s *Server) answerChecked(v *validationView) {
 	}
 }
 
-// logSoftRefusal logs a refusal_soft gap event: from the remembered decision
-// when its id is known (query, signals, top chunks), else the validation's
-// own event when it names a query. Without a query there is nothing a gap
-// report could cluster, so nothing is logged.
+// logSoftRefusal logs a soft refusal as a refusal_soft gap event of the
+// decision id names, built from what the server remembers of it (query,
+// signals, top chunks), the first time only. The caller has checked that
+// the server issued id. Nothing else is logged: not a validation without an
+// id, whose query is the caller's to choose (300 of them would otherwise
+// rank any text first on /gaps), nor one for a decision no longer
+// remembered (feedback_entries), whose repeats could not be told apart.
 func (s *Server) logSoftRefusal(id string, v *validationView) {
-	if rec := s.records.get(id); id != "" && rec != nil {
-		s.gaps.add("refusal_soft", rec.appendGapEvent(nil, "refusal_soft", ""), id, rec.policy)
+	if !v.SoftRefusal || id == "" || s.gaps == nil {
 		return
 	}
-	if len(v.GapEvent) > 0 && v.GapEvent[0] == '{' {
-		var q struct {
-			Query string `json:"query"`
-		}
-		if json.Unmarshal(v.GapEvent, &q) == nil && q.Query != "" {
-			var ref policyRef
-			if a := s.cur.Load(); a != nil {
-				ref = a.ref
-			}
-			s.gaps.add("refusal_soft", v.GapEvent, id, ref)
-		}
+	if rec, first := s.records.firstGap(id, gapRefusalSoft); first {
+		s.gaps.add("refusal_soft", rec.appendGapEvent(nil, "refusal_soft", ""), id, rec.policy)
 	}
 }
 

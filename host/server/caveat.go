@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"strconv"
 
@@ -151,17 +152,20 @@ func newChatStream(d *decisionView, mode CaveatDelivery, caveat string) *chatStr
 	return &chatStream{d: d, mode: mode, caveat: caveat, done: map[int]bool{}, hadText: map[int]bool{}}
 }
 
-func (c *chatStream) event(dst, ev []byte) []byte {
-	data, start, end, ok := eventData(ev)
+func (c *chatStream) event(dst, ev []byte) ([]byte, error) {
+	data, ok := eventData(ev)
 	if !ok {
-		return append(dst, ev...)
+		return append(dst, ev...), nil
 	}
-	if string(data) == "[DONE]" {
-		return append(c.final(dst), ev...)
+	if bytes.HasPrefix(data, done) {
+		return append(c.final(dst), ev...), nil
 	}
-	root, err := jsonx.Parse(data, chat.MaxDepth)
-	if err != nil || root.Kind() != jsonx.Object {
-		return append(dst, ev...)
+	root, err := readEvent(data)
+	if err != nil {
+		return dst, err
+	}
+	if root.Kind() != jsonx.Object {
+		return append(dst, ev...), nil
 	}
 	if v := root.Get("id"); v.Kind() == jsonx.String {
 		c.id = jsonx.AppendValue(c.id[:0], v)
@@ -173,7 +177,7 @@ func (c *chatStream) event(dst, ev []byte) []byte {
 		c.model = jsonx.AppendValue(c.model[:0], v)
 	}
 	if c.caveat == "" || root.Get("error") != nil {
-		return append(dst, ev...)
+		return relayEvent(dst, ev, &root, nil), nil
 	}
 	edit := map[string]string{} // choice array index -> new content
 	choices := root.Get("choices")
@@ -218,17 +222,16 @@ func (c *chatStream) event(dst, ev []byte) []byte {
 		}
 	}
 	if len(edit) == 0 {
-		return append(dst, ev...)
+		return relayEvent(dst, ev, &root, nil), nil
 	}
-	b := appendEdited(nil, &root, nil, func(dst []byte, path []string, v *jsonx.Value) ([]byte, bool) {
+	return relayEvent(dst, ev, &root, func(dst []byte, path []string, v *jsonx.Value) ([]byte, bool) {
 		if pathIs(path, "choices", "*", "delta", "content") {
 			if s, ok := edit[path[1]]; ok {
 				return jsonx.AppendString(dst, s), true
 			}
 		}
 		return dst, false
-	})
-	return withData(dst, ev, start, end, b)
+	}), nil
 }
 
 // appendChunk writes a chat.completion.chunk with the stream's id, created
@@ -289,14 +292,17 @@ type responsesStream struct {
 	applied         bool
 }
 
-func (r *responsesStream) event(dst, ev []byte) []byte {
-	data, start, end, ok := eventData(ev)
-	if !ok {
-		return append(dst, ev...)
+func (r *responsesStream) event(dst, ev []byte) ([]byte, error) {
+	data, ok := eventData(ev)
+	if !ok || bytes.HasPrefix(data, done) {
+		return append(dst, ev...), nil
 	}
-	root, err := jsonx.Parse(data, chat.MaxDepth)
-	if err != nil || root.Kind() != jsonx.Object {
-		return append(dst, ev...)
+	root, err := readEvent(data)
+	if err != nil {
+		return dst, err
+	}
+	if root.Kind() != jsonx.Object {
+		return append(dst, ev...), nil
 	}
 	typ := root.Get("type").Str()
 	samePart := func() bool {
@@ -374,11 +380,7 @@ func (r *responsesStream) event(dst, ev []byte) []byte {
 			return dst, false
 		}
 	}
-	if ed == nil {
-		return append(dst, ev...)
-	}
-	b := appendObject(nil, &root, nil, ed, "", nil)
-	return withData(dst, ev, start, end, b)
+	return relayEvent(dst, ev, &root, ed), nil
 }
 
 // appendSuffixDelta writes an output_text.delta event carrying the suffix
@@ -411,3 +413,52 @@ func hasEventLine(ev []byte) bool {
 }
 
 func (r *responsesStream) end(dst []byte) []byte { return dst }
+
+// done begins the data that ends a chat stream (the SDKs stop at any data
+// that begins so).
+var done = []byte("[DONE]")
+
+// errUnreadableEvent ends a gated stream whose event the gateway cannot
+// read: it could not add the caveat or the sufficiency object to it, nor
+// remove the upstream's own, and a client's parser might read it all the
+// same (Python reads NaN).
+var errUnreadableEvent = answerError("the upstream sent a stream event whose JSON the gateway cannot read, so the gate could not edit it")
+
+// readEvent parses an event's data as the clients read it.
+func readEvent(data []byte) (jsonx.Value, error) {
+	root, _, err := parseAsClients(data)
+	if err != nil {
+		return root, errUnreadableEvent
+	}
+	return root, nil
+}
+
+// relayEvent appends the event ev, whose data parsed as root: with ed's
+// edits and without the upstream's own sufficiency (re-encoded), or as it
+// came when there is neither. root is what a client reads in it, so ev's
+// bytes mean the same to the client.
+func relayEvent(dst, ev []byte, root *jsonx.Value, ed jsonEditor) []byte {
+	if ed == nil && !hasSufficiency(root) {
+		return append(dst, ev...)
+	}
+	return withEventData(dst, ev, appendEdited(nil, root, nil, withoutSufficiency(ed)))
+}
+
+// stripStream relays a stream the gate did not decide (skip, or error under
+// fail_open) without the upstream's own sufficiency objects: the gate's is
+// the only one. Events it cannot read go as they came.
+type stripStream struct{}
+
+func (stripStream) event(dst, ev []byte) ([]byte, error) {
+	data, ok := eventData(ev)
+	if !ok {
+		return append(dst, ev...), nil
+	}
+	root, _, err := parseAsClients(data)
+	if err != nil {
+		return append(dst, ev...), nil
+	}
+	return relayEvent(dst, ev, &root, nil), nil
+}
+
+func (stripStream) end(dst []byte) []byte { return dst }

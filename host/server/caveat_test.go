@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
 // chatEvents is an upstream's chat stream: a role chunk, two text deltas
@@ -253,32 +255,38 @@ func TestEvents(t *testing.T) {
 			t.Errorf("nextEvent(%q) = %d, want %d", c.in, got, c.next)
 		}
 	}
+	// The data as the SDKs read it (data lines joined by "\n"), and the
+	// event with its data replaced by X.
 	for _, c := range []struct {
 		ev, data string
 		ok       bool
+		withX    string
 	}{
-		{"data: {\"a\":1}\n\n", `{"a":1}`, true},
-		{"event: response.completed\r\ndata:{}\r\n\r\n", `{}`, true},
-		{": comment\nid: 3\ndata: [DONE]\n\n", `[DONE]`, true},
-		{"data: a\ndata: b\n\n", "", false},
-		{"event: ping\n\n", "", false},
+		{"data: {\"a\":1}\n\n", `{"a":1}`, true, "data: X\n\n"},
+		{"event: response.completed\r\ndata:{}\r\n\r\n", `{}`, true, "event: response.completed\r\ndata: X\r\n\r\n"},
+		{": comment\nid: 3\ndata: [DONE]\n\n", `[DONE]`, true, ": comment\nid: 3\ndata: X\n\n"},
+		{"data: {\"a\":\ndata:  1}\n\n", "{\"a\":\n 1}", true, "data: X\n\n"},
+		{"data\nid: 1\rdata: b\r\n\r\n", "\nb", true, "data: X\nid: 1\r\r\n"},
+		{"event: ping\n\n", "", false, ""},
+		{"Data: x\n datA: y\n\n", "", false, ""},
 	} {
-		data, start, end, ok := eventData([]byte(c.ev))
+		data, ok := eventData([]byte(c.ev))
 		if ok != c.ok || string(data) != c.data {
 			t.Errorf("eventData(%q) = %q %v", c.ev, data, ok)
 			continue
 		}
 		if ok {
-			if got := string(withData(nil, []byte(c.ev), start, end, []byte("X"))); got != strings.Replace(c.ev, c.data, "X", 1) {
-				t.Errorf("withData(%q) = %q", c.ev, got)
+			if got := string(withEventData(nil, []byte(c.ev), []byte("X"))); got != c.withX {
+				t.Errorf("withEventData(%q) = %q, want %q", c.ev, got, c.withX)
 			}
 		}
 	}
 }
 
 // FuzzStreamEditors: no upstream stream makes the editors panic; an event
-// comes out whole (ending where it ended), and one that is not JSON data is
-// relayed as it came.
+// comes out whole (ending where it ended), one without data is relayed as
+// it came, and what comes out never holds a sufficiency object of the
+// upstream's (checked on the events as a client reads them).
 func FuzzStreamEditors(f *testing.F) {
 	f.Add([]byte(chatEvents("")))
 	f.Add([]byte(chatEvents(" More.")))
@@ -287,7 +295,7 @@ func FuzzStreamEditors(f *testing.F) {
 	d := &decisionView{Action: "caveat", Level: "partial", Confidence: "0.6", ConfidenceFactors: []string{}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, mode := range []CaveatDelivery{CaveatPrefix, CaveatSuffix} {
-			for _, ed := range []streamEditor{newChatStream(d, mode, "Careful."), &responsesStream{d: d, mode: mode, caveat: "Careful."}} {
+			for _, ed := range []streamEditor{newChatStream(d, mode, "Careful."), &responsesStream{d: d, mode: mode, caveat: "Careful."}, stripStream{}} {
 				rest := b
 				for {
 					k := nextEvent(rest)
@@ -295,12 +303,21 @@ func FuzzStreamEditors(f *testing.F) {
 						break
 					}
 					ev := rest[:k]
-					out := ed.event(nil, ev)
-					if _, _, _, ok := eventData(ev); !ok && !bytes.Equal(out, ev) {
-						t.Fatalf("an event without one data line was changed: %q -> %q", ev, out)
+					out, err := ed.event(nil, ev)
+					if err != nil {
+						break // the stream ends here
+					}
+					if _, ok := eventData(ev); !ok && !bytes.Equal(out, ev) {
+						t.Fatalf("an event without data was changed: %q -> %q", ev, out)
 					}
 					if nextEvent(out) == 0 && len(out) > 0 {
 						t.Fatalf("the editor left an event open: %q -> %q", ev, out)
+					}
+					_, strip := ed.(stripStream)
+					for o := out; nextEvent(o) > 0; o = o[nextEvent(o):] {
+						if bad := foreignSufficiency(o[:nextEvent(o)], d, strip); bad != "" {
+							t.Fatalf("an upstream's sufficiency came through: %q -> %q", ev, bad)
+						}
 					}
 					rest = rest[k:]
 				}
@@ -308,4 +325,46 @@ func FuzzStreamEditors(f *testing.F) {
 			}
 		}
 	})
+}
+
+// foreignSufficiency returns the data of ev when a client reading it finds
+// a sufficiency object other than the gate's for d (none at all when
+// strip).
+func foreignSufficiency(ev []byte, d *decisionView, strip bool) string {
+	data, ok := eventData(ev)
+	if !ok {
+		return ""
+	}
+	root, _, err := parseAsClients(data)
+	if err != nil {
+		return ""
+	}
+	want := string(appendSufficiency(nil, d))
+	for _, v := range []*jsonx.Value{&root, root.Get("response")} {
+		for i := 0; i < v.Len() && v.Kind() == jsonx.Object; i++ {
+			if isSufficiency(v.Key(i)) && (strip || string(jsonx.AppendValue(nil, v.Member(i))) != want) {
+				return string(data)
+			}
+		}
+	}
+	return ""
+}
+
+// TestCaveatUnterminatedLastEvent: a stream whose last event the upstream
+// never ends with a blank line (some SSE readers dispatch it all the same)
+// has that event edited like any other: the caveat is in its text, and the
+// gateway ends it.
+func TestCaveatUnterminatedLastEvent(t *testing.T) {
+	for _, end := range []string{"", "\n", "\r\n", "\r"} {
+		ev := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Open Settings [S1]."},"finish_reason":"stop"}]}` + end
+		up := streamingUpstream(t, "", ev)
+		s := start(t, Options{Upstream: up.ts.URL})
+		d := mustDecision(t, post(t, s.url+"/v1/gate", request(t, "default", "caveat")).body)
+		body, _ := chatFor(t, request(t, "default", "caveat"), true)
+		r := post(t, s.url+"/v1/chat/completions", body)
+		first, _, ok := strings.Cut(string(r.body), "\n\n")
+		if !ok || !strings.Contains(first, `"content":`+string(mustJSON(t, d.Caveat+"\n\nOpen Settings [S1]."))) {
+			t.Fatalf("end %q: the unended event went without the caveat: %q", end, r.body)
+		}
+	}
 }

@@ -31,13 +31,17 @@ type FileConfig struct {
 	// MinVersion refuses a policy older than this version (and with trust
 	// keys, reloads never go back from the running version).
 	MinVersion string `yaml:"min_version"`
-	Module     string `yaml:"module"` // tinygo | go
-	PoolSize   int    `yaml:"pool_size"`
-	Upstream   string `yaml:"upstream"`
-	FailOpen   bool   `yaml:"fail_open"`
-	GapLog     string `yaml:"gap_log"`
-	// GapLogMaxBytes rotates the gap log at this size (0: never);
-	// GapLogKeep rotated files are kept (0: 5).
+	// StateDir holds the policy state file (with trust: the highest signed
+	// version loaded, honoured after a restart); default the policy's
+	// directory.
+	StateDir string `yaml:"state_dir"`
+	Module   string `yaml:"module"` // tinygo | go
+	PoolSize int    `yaml:"pool_size"`
+	Upstream string `yaml:"upstream"`
+	FailOpen bool   `yaml:"fail_open"`
+	GapLog   string `yaml:"gap_log"`
+	// GapLogMaxBytes rotates the gap log at this size (0: 64 MiB;
+	// negative: never); GapLogKeep rotated files are kept (0: 5).
 	GapLogMaxBytes int64 `yaml:"gap_log_max_bytes"`
 	GapLogKeep     int   `yaml:"gap_log_keep"`
 	// The decision log, the feedback log and their secrets.
@@ -58,6 +62,11 @@ type FileConfig struct {
 	// AccessLog: stdout (ctxgate serve's default), stderr, off, or a file
 	// path; one JSON line per request. Opened by the caller (OpenAccessLog).
 	AccessLog string `yaml:"access_log"`
+	// AccessLogMaxBytes rotates an access log file at this size (0:
+	// 64 MiB; negative: never); AccessLogKeep rotated files are kept
+	// (0: 5). Use AccessLogRotation.
+	AccessLogMaxBytes int64 `yaml:"access_log_max_bytes"`
+	AccessLogKeep     int   `yaml:"access_log_keep"`
 
 	Limits            FileLimits         `yaml:"limits"`
 	ReloadPoll        *Duration          `yaml:"reload_poll"`
@@ -74,7 +83,8 @@ type FileLimits struct {
 	GateTimeout      Duration `yaml:"gate_timeout"`
 	UpstreamTimeout  Duration `yaml:"upstream_timeout"`
 	// UpstreamIdleTimeout: the longest wait for the next bytes of an
-	// upstream's body (streamed or not); zero: write_timeout.
+	// upstream's body, and in a stream for the next complete event; zero:
+	// write_timeout.
 	UpstreamIdleTimeout Duration `yaml:"upstream_idle_timeout"`
 	ShutdownTimeout     Duration `yaml:"shutdown_timeout"`
 	FeedbackEntries     int      `yaml:"feedback_entries"`
@@ -83,6 +93,9 @@ type FileLimits struct {
 	// calls at once (0: GOMAXPROCS-1).
 	LargeBodyBytes   int64 `yaml:"large_body_bytes"`
 	LargeConcurrency int   `yaml:"large_concurrency"`
+	// MaxInflightBodyBytes bounds the bodies held in memory at once (0: 64
+	// MiB; negative: no bound).
+	MaxInflightBodyBytes int64 `yaml:"max_inflight_body_bytes"`
 }
 
 // SufficientContext is the sufficient-context gateway's configuration block. Pointers record
@@ -182,6 +195,7 @@ func (c *FileConfig) Options() (Options, error) {
 	o := Options{
 		Policy:              PolicySource{Path: c.Policy, TrustFiles: c.Trust, SufficientContext: c.SufficientContext},
 		MinVersion:          strings.TrimSpace(c.MinVersion),
+		StateDir:            c.StateDir,
 		PoolSize:            c.PoolSize,
 		Upstream:            c.Upstream,
 		FailOpen:            c.FailOpen,
@@ -200,6 +214,7 @@ func (c *FileConfig) Options() (Options, error) {
 		LargeBodyBytes:      c.Limits.LargeBodyBytes,
 		LargeConcurrency:    c.Limits.LargeConcurrency,
 	}
+	o.MaxInflightBodyBytes = c.Limits.MaxInflightBodyBytes
 	if err := c.DecisionLogConfig.apply(&o); err != nil {
 		return o, err
 	}
@@ -272,4 +287,9 @@ func (c *FileConfig) Options() (Options, error) {
 		*p.dst = parts
 	}
 	return o, nil
+}
+
+// AccessLogRotation is the access log file's rotation, for OpenAccessLog.
+func (c *FileConfig) AccessLogRotation() LogRotation {
+	return LogRotation{MaxBytes: c.AccessLogMaxBytes, Keep: c.AccessLogKeep}
 }

@@ -32,8 +32,9 @@ type DecisionLogOptions struct {
 	// "omitted". Default 1 MiB; at most decisionlog.MaxLineBytes.
 	MaxLineBytes int
 	// MaxBytes rotates the decision log and the feedback log at this size,
-	// as gap_log_max_bytes does the gap log (0: never; SIGHUP reopens);
-	// Keep rotated files are kept (default 5).
+	// as gap_log_max_bytes does the gap log (0: DefaultLogMaxBytes;
+	// negative: never, SIGHUP reopens); Keep rotated files are kept
+	// (default DefaultLogKeep).
 	MaxBytes int64
 	Keep     int
 }
@@ -117,9 +118,7 @@ func (s *Server) openLearningLogs() error {
 	if o.MaxLineBytes < 4096 || o.MaxLineBytes > decisionlog.MaxLineBytes {
 		return errors.New("decision_log_max_line_bytes: must be between 4096 and " + strconv.Itoa(decisionlog.MaxLineBytes))
 	}
-	if o.Keep <= 0 {
-		o.Keep = 5
-	}
+	o.MaxBytes, o.Keep = logRotation(o.MaxBytes, o.Keep)
 	rot := lineLogOptions{maxBytes: o.MaxBytes, keep: o.Keep}
 	query, text, erased, err := parseMask(o.Mask)
 	if err != nil {

@@ -20,12 +20,14 @@ type DecisionLogConfig struct {
 	// then the chunk outcomes, are left out.
 	DecisionLogMaxLineBytes int `yaml:"decision_log_max_line_bytes"`
 	// DecisionLogMaxBytes rotates the decision and feedback logs at this
-	// size (0: never); DecisionLogKeep rotated files are kept (0: 5).
+	// size (0: 64 MiB; negative: never); DecisionLogKeep rotated files
+	// are kept (0: 5).
 	DecisionLogMaxBytes int64  `yaml:"decision_log_max_bytes"`
 	DecisionLogKeep     int    `yaml:"decision_log_keep"`
 	FeedbackLog         string `yaml:"feedback_log"` // one JSON line per accepted POST /v1/feedback
-	// FeedbackTokenFile holds the bearer tokens POST /v1/feedback accepts,
-	// one a line (blank lines and # comments skipped); empty: no token.
+	// FeedbackTokenFile holds the bearer tokens POST /v1/feedback and GET
+	// /gaps accept, one a line (blank lines and # comments skipped); empty:
+	// no token.
 	FeedbackTokenFile string `yaml:"feedback_token_file"`
 	// DecisionIDKeyFile holds the secret (at least 32 bytes) decision ids
 	// are signed with, so ids stay valid across restarts and replicas;

@@ -20,6 +20,7 @@ const (
 	codeMethod      = "method_not_allowed"
 	codeNoUpstream  = "no_upstream" // 404: gateway mode is off (no --upstream)
 	codeUnavailable = "unavailable" // 503: the server is shutting down
+	codeOverloaded  = "overloaded"  // 503: max_inflight_body_bytes of bodies are held already
 	// 504: the upstream sent no headers within upstream_timeout, went silent
 	// for upstream_idle_timeout, or did not finish within write_timeout.
 	codeUpstreamTimeout = "upstream_timeout"
@@ -70,7 +71,7 @@ func statusOf(code string) int {
 		// bad_policy for a request is 422; "no policy loaded" is answered
 		// with 503 by the server itself before any call.
 		return http.StatusUnprocessableEntity
-	case codeTimeout, codeUnavailable:
+	case codeTimeout, codeUnavailable, codeOverloaded:
 		return http.StatusServiceUnavailable
 	case codeReadTimeout:
 		return http.StatusRequestTimeout

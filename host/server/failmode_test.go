@@ -13,6 +13,7 @@ import (
 // with the code, and the server keeps serving.
 func TestGatewayFailModeOnTimeout(t *testing.T) {
 	chat, _ := chatFor(t, request(t, "default", "inject"), false)
+	stripped, _ := stripRetrieval(chat, []string{"documents"})
 	for _, open := range []bool{false, true} {
 		up := newUpstream(t, "ok")
 		// A deadline that has passed before any guest code runs.
@@ -27,7 +28,7 @@ func TestGatewayFailModeOnTimeout(t *testing.T) {
 				continue
 			}
 			sent, hdr := up.last(t)
-			if r.status != 200 || !bytes.Equal(sent, stripRetrieval(chat, []string{"documents"})) || bytes.Contains(sent, []byte(`"documents"`)) || hdr.Get(HeaderAction) != "error" {
+			if r.status != 200 || !bytes.Equal(sent, stripped) || bytes.Contains(sent, []byte(`"documents"`)) || hdr.Get(HeaderAction) != "error" {
 				t.Fatalf("fail open: status %d, upstream got %s", r.status, truncate(sent))
 			}
 		}

@@ -37,10 +37,9 @@ type feedbackState struct {
 // feedbackVerdict is a decision's latest feedback, kept in its record
 // under the shard's lock: each field the latest value sent.
 type feedbackVerdict struct {
-	rating    string // "", "up", "down"
-	answer    *bool
-	gapLogged bool      // a thumbs-down gap event was logged for the decision
-	at        time.Time // the latest feedback's timestamp
+	rating string // "", "up", "down"
+	answer *bool
+	at     time.Time // the latest feedback's timestamp
 }
 
 func newFeedbackState(f promauto.Factory, tokens []string) (*feedbackState, error) {
@@ -63,19 +62,24 @@ func newFeedbackState(f promauto.Factory, tokens []string) (*feedbackState, erro
 	return st, nil
 }
 
-// authorize checks the bearer token when tokens are configured. Every
-// token is compared, each in constant time over its SHA-256 (so neither
-// the length nor the position of a match shows in the timing).
-func (st *feedbackState) authorize(r *http.Request) *apiError {
+// authorize checks the bearer token when tokens are configured; what names
+// the endpoint in the error. basic also takes the token as the password of
+// HTTP Basic authentication (any user name), which a browser asks for
+// itself. Every token is compared, each in constant time over its SHA-256
+// (so neither the length nor the position of a match shows in the timing).
+func (st *feedbackState) authorize(r *http.Request, what string, basic bool) *apiError {
 	if len(st.tokens) == 0 {
 		return nil
 	}
-	h := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return newAPIError(http.StatusUnauthorized, codeUnauthorized, "", "feedback needs Authorization: Bearer <token>")
+	token, ok := presentedToken(r, basic)
+	if !ok {
+		msg := what + " needs Authorization: Bearer <token>"
+		if basic {
+			msg += " (or, in a browser, the token as the password)"
+		}
+		return newAPIError(http.StatusUnauthorized, codeUnauthorized, "", msg)
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	sum := sha256.Sum256([]byte(token))
 	match := 0
 	for i := range st.tokens {
 		match |= subtle.ConstantTimeCompare(sum[:], st.tokens[i][:])
@@ -84,6 +88,17 @@ func (st *feedbackState) authorize(r *http.Request) *apiError {
 		return newAPIError(http.StatusUnauthorized, codeUnauthorized, "", "the bearer token is not accepted")
 	}
 	return nil
+}
+
+// presentedToken is the request's bearer token, or with basic its Basic
+// password; false when there is none.
+func presentedToken(r *http.Request, basic bool) (string, bool) {
+	if _, password, ok := r.BasicAuth(); basic && ok {
+		return password, strings.TrimSpace(password) != ""
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
 // feedbackBody is POST /v1/feedback's input.
@@ -103,6 +118,12 @@ func parseFeedback(body []byte) (*feedbackBody, *apiError) {
 	}
 	if dec.More() {
 		return nil, newAPIError(400, "bad_json", "", "feedback is not one JSON object: more follows it")
+	}
+	// encoding/json lets a repeated member's last value win and replaces
+	// invalid UTF-8; the gate's parser refuses both, as it does in requests,
+	// so no two readers of one feedback body disagree on what it says.
+	if _, err := jsonx.ParseWith(body, jsonx.Limits{CheckOnly: true}); err != nil {
+		return nil, newAPIError(400, "bad_json", "", "feedback is not strict JSON: "+err.Error())
 	}
 	switch {
 	case fb.DecisionID == nil || *fb.DecisionID == "":
@@ -140,7 +161,7 @@ func feedbackDecodeError(err error) *apiError {
 // remembered decision is a gap event.
 func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	st := s.fbState
-	if e := st.authorize(r); e != nil {
+	if e := st.authorize(r, "feedback", false); e != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ctxgate"`)
 		s.fail(w, e)
 		return
@@ -157,8 +178,7 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	}
 	id := *fb.DecisionID
 	if !s.ids.valid(id, idDecision) {
-		s.fail(w, newAPIError(404, codeNotFound, "decision_id", "unknown decision id: not one this server issued"+
-			" (ids from before a restart are unknown unless decision_id_key_file is set)"))
+		s.fail(w, unknownDecision("decision_id"))
 		return
 	}
 	line := decisionlog.Feedback{DecisionID: id, AnswerInSources: fb.AnswerInSources}
@@ -184,8 +204,9 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 		if line.Rating != "" {
 			replacedRating = v.rating != ""
 			v.rating = line.Rating
-			if line.Rating == "down" && !v.gapLogged {
-				v.gapLogged, gap = true, true
+			if line.Rating == "down" && r.gaps&gapThumbsDown == 0 {
+				r.gaps |= gapThumbsDown
+				gap = true
 			}
 		}
 		if line.AnswerInSources != nil {
@@ -234,6 +255,13 @@ func (s *Server) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	out = strconv.AppendBool(out, st.lines != nil)
 	out = append(out, '}')
 	writeJSON(w, http.StatusOK, out)
+}
+
+// unknownDecision is the 404 for a decision id this server did not issue,
+// sent in field (a body member or a header).
+func unknownDecision(field string) *apiError {
+	return newAPIError(404, codeNotFound, field, "unknown decision id: not one this server issued"+
+		" (ids from before a restart are unknown unless decision_id_key_file is set)")
 }
 
 func b2i(b bool) int {

@@ -20,7 +20,7 @@ func readGaps(t testing.TB, s *testServer) []gaps.Event {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	evs, _, err := gaps.ReadEvents(f, gaps.ReadOptions{})
+	evs, _, err := gaps.ReadEvents(f, gaps.ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatalf("gap log does not read back: %v", err)
 	}

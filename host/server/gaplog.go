@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxgate/ctxgate/host/gaps"
+	"github.com/ctxgate/ctxgate/internal/jsonl"
 )
 
 // lineLog appends JSON lines to a file: the knowledge-gap log (gap events,
@@ -38,6 +39,9 @@ type lineLog struct {
 
 	maxBytes int64 // rotate when the file reaches this size; 0: never
 	keep     int   // rotated files kept: path.1 (newest) .. path.keep
+	// mask erases from gap events what decision_log_mask erases from the
+	// decision log (gaplog_mask.go); nil: none, and for the other logs.
+	mask *gapMask
 
 	ch      chan queuedLine
 	chMu    sync.RWMutex // Reopen's send against Close
@@ -82,11 +86,36 @@ type lineCounters struct {
 	rotations func()
 }
 
+// Every log serve writes rotates by size unless told not to: without it, a
+// decision log with requests grew by 2.86 GB in 20 s under two clients.
+// At most keep+1 files of maxBytes each (plus one line) are on disk.
+const (
+	DefaultLogMaxBytes = 64 << 20
+	DefaultLogKeep     = 5
+)
+
+// logRotation applies the defaults to a log's rotation settings: a size of
+// 0 is DefaultLogMaxBytes and a negative one never rotates (returned as
+// 0); keep <= 0 is DefaultLogKeep.
+func logRotation(maxBytes int64, keep int) (int64, int) {
+	switch {
+	case maxBytes == 0:
+		maxBytes = DefaultLogMaxBytes
+	case maxBytes < 0:
+		maxBytes = 0
+	}
+	if keep <= 0 {
+		keep = DefaultLogKeep
+	}
+	return maxBytes, keep
+}
+
 // lineLogOptions are the file's rotation settings.
 type lineLogOptions struct {
 	maxBytes int64
 	keep     int
 	open     func(path string) (logFile, error) // nil: os.OpenFile for appending
+	mask     *gapMask                           // the gap log's (lineLog.mask)
 }
 
 // openAppend opens for appending, and for reading the last byte (a line a
@@ -110,7 +139,7 @@ func openLineLog(name, path string, o lineLogOptions, log *slog.Logger, c lineCo
 	if o.keep <= 0 {
 		o.keep = 1
 	}
-	g := &lineLog{name: name, path: path, open: o.open, maxBytes: o.maxBytes, keep: o.keep,
+	g := &lineLog{name: name, path: path, open: o.open, maxBytes: o.maxBytes, keep: o.keep, mask: o.mask,
 		ch: make(chan queuedLine, lineQueue), done: make(chan struct{}), log: log, count: c}
 	if err := g.reopenFile(); err != nil {
 		return nil, err
@@ -136,25 +165,30 @@ func (g *lineLog) reopenFile() error {
 	}
 	g.f, g.size, g.torn = f, size, false
 	if size > 0 {
-		g.torn = !endsLine(f, size)
+		g.cutTorn()
 	}
 	return nil
 }
 
-// endsLine reports whether the file's last byte is a newline (a file left
-// with a partial line by a crash gets its next line on a line of its own).
-func endsLine(f logFile, size int64) bool {
-	r, ok := f.(interface {
-		ReadAt([]byte, int64) (int, error)
-	})
+// cutTorn truncates a file a crash left ending mid-line back to its last
+// newline, so the fragment is gone rather than left in the middle of the
+// file when the next line is appended. If the cut fails, the next write
+// starts a new line instead, so only that line is lost.
+func (g *lineLog) cutTorn() {
+	f, ok := g.f.(jsonl.TornFile)
 	if !ok {
-		return true
+		return
 	}
-	var b [1]byte
-	if _, err := r.ReadAt(b[:], size-1); err != nil {
-		return true // unreadable: assume it does
+	cut, err := jsonl.CutTorn(f, g.size)
+	switch {
+	case err != nil:
+		g.torn = true
+		g.log.Error(g.name+": cannot remove the partial line a crash left; the next line starts a new one", "path", g.path, "error", err.Error())
+	case cut > 0:
+		g.size -= cut
+		g.count.lost(1)
+		g.log.Warn(g.name+": removed the partial line a crash left at its end", "path", g.path, "bytes", cut)
 	}
-	return b[0] == '\n'
 }
 
 // add queues one gap event. It blocks only when lineQueue lines are already
@@ -162,6 +196,11 @@ func endsLine(f logFile, size int64) bool {
 func (g *lineLog) add(kind string, gapEvent []byte, id string, p policyRef) {
 	if g == nil || len(gapEvent) < 2 || gapEvent[0] != '{' {
 		return
+	}
+	if g.mask != nil {
+		if gapEvent = g.mask.apply(gapEvent); gapEvent == nil {
+			return
+		}
 	}
 	g.addLine(kind, gaps.AppendEventLine(make([]byte, 0, len(gapEvent)+160), gapEvent, time.Now(), id, gaps.PolicyRef(p)))
 }
@@ -238,10 +277,38 @@ func (g *lineLog) run() {
 	}
 }
 
-// writeBatch writes the lines in buf (one per kind) and syncs them. A short
-// write keeps the complete lines it wrote and cuts the file back to the
-// last of them; the lines after it are lost, logged and counted as such.
+// writeBatch writes the lines in buf (one per kind), in as many parts as
+// rotations fall inside it: the lines that fit under maxBytes (at least
+// one), then a rotation, then the rest. So a file passes maxBytes by less
+// than one line, however large the batch.
 func (g *lineLog) writeBatch(buf []byte, kinds []string) {
+	for len(kinds) > 0 {
+		n, lines := len(buf), len(kinds)
+		if g.maxBytes > 0 {
+			n, lines = linesWithin(buf, g.maxBytes-g.size)
+		}
+		g.writeLines(buf[:n], kinds[:lines])
+		buf, kinds = buf[n:], kinds[lines:]
+	}
+}
+
+// linesWithin is the longest run of whole lines at the start of buf that
+// fits in room bytes, and how many lines it holds; at least the first line.
+func linesWithin(buf []byte, room int64) (n, lines int) {
+	for n < len(buf) {
+		end := n + bytes.IndexByte(buf[n:], '\n') + 1
+		if lines > 0 && int64(end) > room {
+			break
+		}
+		n, lines = end, lines+1
+	}
+	return n, lines
+}
+
+// writeLines writes lines (one per kind) and syncs them. A short write
+// keeps the complete lines it wrote and cuts the file back to the last of
+// them; the lines after it are lost, logged and counted as such.
+func (g *lineLog) writeLines(buf []byte, kinds []string) {
 	if g.torn {
 		// A partial line is still at the end of the file: end it, so it
 		// is one bad line and not the start of this batch's first.
@@ -306,14 +373,7 @@ func (g *lineLog) lost(lines int, err error) {
 // rotate renames path to path.1 (path.1 to path.2, ... up to keep; the
 // oldest is replaced) and starts a new file.
 func (g *lineLog) rotate() {
-	for i := g.keep - 1; i >= 1; i-- {
-		err := os.Rename(g.path+"."+strconv.Itoa(i), g.path+"."+strconv.Itoa(i+1))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			g.log.Error(g.name+": rotation failed", "error", err.Error())
-			return
-		}
-	}
-	if err := os.Rename(g.path, g.path+".1"); err != nil {
+	if err := shiftRotated(g.path, g.keep); err != nil {
 		g.log.Error(g.name+": rotation failed", "error", err.Error())
 		return
 	}
@@ -322,6 +382,18 @@ func (g *lineLog) rotate() {
 		return
 	}
 	g.count.rotations()
+}
+
+// shiftRotated renames path to path.1, path.1 to path.2, ... up to
+// path.keep (replacing the oldest): the rename half of a rotation.
+func shiftRotated(path string, keep int) error {
+	for i := keep - 1; i >= 1; i-- {
+		err := os.Rename(path+"."+strconv.Itoa(i), path+"."+strconv.Itoa(i+1))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return os.Rename(path, path+".1")
 }
 
 // Flush waits until every line queued so far is written and synced.

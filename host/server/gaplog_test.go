@@ -65,7 +65,7 @@ func readGapFile(t *testing.T, path string) ([]gaps.Event, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, _, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{})
+	evs, _, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{Strict: true})
 	if err != nil {
 		t.Fatalf("the gap log does not read back: %v\n%s", err, b)
 	}
@@ -155,7 +155,7 @@ func TestGapLogTornLineIsolated(t *testing.T) {
 	g.add("refusal_hard", gapEvent(2), "whole", policyRef{})
 	g.Close()
 	b, _ := os.ReadFile(path)
-	evs, st, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{SkipBad: true})
+	evs, st, err := gaps.ReadEvents(bytes.NewReader(b), gaps.ReadOptions{})
 	if err != nil || st.Skipped != 1 || len(evs) != 1 || evs[0].DecisionID != "whole" {
 		t.Fatalf("skipped %d, events %v, err %v:\n%s", st.Skipped, evs, err, b)
 	}
@@ -257,6 +257,47 @@ func TestGapLogRotation(t *testing.T) {
 	}
 	if ids[len(ids)-1] != "id-29" || counterValue(m.gapLogRotations) < 3 {
 		t.Fatalf("last event %s, rotations %v", ids[len(ids)-1], counterValue(m.gapLogRotations))
+	}
+}
+
+// TestGapLogRotationSplitsBatch: a batch larger than the room left is
+// written in parts with a rotation between them, so no file passes the
+// size by a line or more however many lines one batch holds (under load,
+// a batch gathers everything queued during the last fsync).
+func TestGapLogRotationSplitsBatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gaps.jsonl")
+	m := newMetrics(&Server{})
+	g, err := openGapLog(path, lineLogOptions{maxBytes: 1000, keep: 20}, slog.New(slog.NewTextHandler(io.Discard, nil)), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	var kinds []string
+	longest := 0
+	for i := range 30 {
+		line := gaps.AppendEventLine(nil, gapEvent(i), time.Now(), "id-"+strconv.Itoa(i), gaps.PolicyRef{})
+		longest = max(longest, len(line))
+		buf, kinds = append(buf, line...), append(kinds, "refusal_hard")
+	}
+	g.writeBatch(buf, kinds) // one batch of about 6 KB, written by the test: the writer is idle
+	g.Close()
+	events := 0
+	for i := 0; ; i++ {
+		name := path
+		if i > 0 {
+			name += "." + strconv.Itoa(i)
+		}
+		if _, err := os.Stat(name); err != nil {
+			break
+		}
+		evs, b := readGapFile(t, name)
+		events += len(evs)
+		if len(b) >= 1000+longest {
+			t.Errorf("%s: %d bytes, over 1000 by a line or more", name, len(b))
+		}
+	}
+	if events != 30 || counterValue(m.gapEvents.WithLabelValues("refusal_hard")) != 30 {
+		t.Errorf("%d events in the files, %v counted; want 30", events, counterValue(m.gapEvents.WithLabelValues("refusal_hard")))
 	}
 }
 

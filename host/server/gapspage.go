@@ -26,10 +26,18 @@ var gapsPageBytes int64 = 16 << 20
 var gapsPageBusy = make(chan struct{}, 1)
 
 // handleGaps serves the knowledge-gap report of the server's gap log as one
-// HTML page (gaps.WriteHTML), built from the log as it is on each request.
-// Query parameters mirror `ctxgate gaps report`: min_count, floor,
-// low_confidence.
+// HTML page (gaps.WriteHTML), built from the log as it is when asked, and
+// kept until the log changes (gapsPages). Query parameters mirror `ctxgate
+// gaps report`: min_count, floor, low_confidence. With feedback tokens
+// configured, the page takes one too: it shows users' questions, and each
+// build costs up to a second of CPU.
 func (s *Server) handleGaps(w http.ResponseWriter, r *http.Request) {
+	if e := s.fbState.authorize(r, "the gap report", true); e != nil {
+		w.Header().Add("WWW-Authenticate", `Basic realm="ctxgate", charset="UTF-8"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="ctxgate"`)
+		s.fail(w, e)
+		return
+	}
 	if s.gaps == nil {
 		s.fail(w, newAPIError(http.StatusNotFound, codeNotFound, "", "this server keeps no gap log: start it with --gap-log FILE (or gap_log: in the config) to see the knowledge-gap report here"))
 		return
@@ -52,31 +60,32 @@ func (s *Server) handleGaps(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	select {
-	case gapsPageBusy <- struct{}{}:
-		defer func() { <-gapsPageBusy }()
-	case <-r.Context().Done():
-		return
-	}
-	// Events already queued are part of the page: a refusal a moment ago
-	// shows up on reload.
-	s.gaps.Flush()
-	evs, notes, err := readGapLogTail(s.opts.GapLog, gapsPageBytes)
-	if err != nil {
-		s.fail(w, newAPIError(http.StatusInternalServerError, gate.CodeInternal, "", "gap log: "+err.Error()))
-		return
-	}
-	rep, err := gaps.Build(evs, opt)
-	if err != nil {
+	// Out-of-range values are refused before the log is read.
+	if _, err := gaps.Build(nil, opt); err != nil {
 		s.fail(w, newAPIError(http.StatusBadRequest, gate.CodeBadField, "", err.Error()))
 		return
 	}
-	rep.Filter(max(minCount, 1))
-	var page bytes.Buffer
-	source := "the server's gap log " + filepath.Base(s.opts.GapLog) + ", read on each request (at most its newest " + byteSize(gapsPageBytes) + ")"
-	if err := gaps.WriteHTML(&page, rep, evs, gaps.HTMLOptions{Source: source, Notes: notes}); err != nil {
-		s.fail(w, newAPIError(http.StatusInternalServerError, gate.CodeInternal, "", err.Error()))
-		return
+	key := strconv.Itoa(max(minCount, 1)) + " " + strconv.FormatFloat(opt.Thresholds.Floor, 'g', -1, 64) +
+		" " + strconv.FormatFloat(opt.Thresholds.LowConfidence, 'g', -1, 64)
+	// Events already queued are part of the page: a refusal a moment ago
+	// shows up on reload.
+	s.gaps.Flush()
+	page := s.gapPages.get(s.opts.GapLog, key)
+	if page == nil {
+		select {
+		case gapsPageBusy <- struct{}{}:
+			defer func() { <-gapsPageBusy }()
+		case <-r.Context().Done():
+			return
+		}
+		// Another request may have built it meanwhile.
+		if page = s.gapPages.get(s.opts.GapLog, key); page == nil {
+			var e *apiError
+			if page, e = s.buildGapsPage(opt, minCount, key); e != nil {
+				s.fail(w, e)
+				return
+			}
+		}
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -85,29 +94,51 @@ func (s *Server) handleGaps(w http.ResponseWriter, r *http.Request) {
 	// The page carries the same policy in a meta tag; the header also
 	// covers what a meta tag cannot (framing).
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
-	h.Set("Content-Length", strconv.Itoa(page.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(page)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		w.Write(page.Bytes())
+		w.Write(page)
 	}
 }
 
+// buildGapsPage reads the gap log, clusters it and writes the page, and
+// keeps it under key for as long as the log is the file it read.
+func (s *Server) buildGapsPage(opt gaps.Options, minCount int, key string) ([]byte, *apiError) {
+	evs, notes, file, err := readGapLogTail(s.opts.GapLog, gapsPageBytes)
+	if err != nil {
+		return nil, newAPIError(http.StatusInternalServerError, gate.CodeInternal, "", "gap log: "+err.Error())
+	}
+	rep, err := gaps.Build(evs, opt)
+	if err != nil {
+		return nil, newAPIError(http.StatusBadRequest, gate.CodeBadField, "", err.Error())
+	}
+	rep.Filter(max(minCount, 1))
+	var page bytes.Buffer
+	source := "the server's gap log " + filepath.Base(s.opts.GapLog) + ", read when it changes (at most its newest " + byteSize(gapsPageBytes) + ")"
+	if err := gaps.WriteHTML(&page, rep, evs, gaps.HTMLOptions{Source: source, Notes: notes}); err != nil {
+		return nil, newAPIError(http.StatusInternalServerError, gate.CodeInternal, "", err.Error())
+	}
+	s.metrics.gapsPageBuilds.Inc()
+	s.gapPages.put(file, key, page.Bytes())
+	return page.Bytes(), nil
+}
+
 // readGapLogTail reads the events in the newest limit bytes of the gap log,
-// as it is when opened: events appended meanwhile wait for the next
-// request. A cut inside a line drops that line. Malformed lines (a partial
-// write, a hand edit) are skipped; notes say, in words, what was left out.
-func readGapLogTail(path string, limit int64) ([]gaps.Event, []string, error) {
+// as it is when opened (file: its identity, size and modification time
+// then): events appended meanwhile wait for the next request. A cut inside
+// a line drops that line. Malformed lines (a partial write, a hand edit)
+// are skipped; notes say, in words, what was left out.
+func readGapLogTail(path string, limit int64) (evs []gaps.Event, notes []string, file os.FileInfo, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	size := fi.Size()
-	var notes []string
 	start := int64(0)
 	if size > limit {
 		// Start one byte early: if that byte ends a line, the first line of
@@ -118,17 +149,17 @@ func readGapLogTail(path string, limit int64) ([]gaps.Event, []string, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(f, start, size-start), 64<<10)
 	if start > 0 {
 		if err := skipLine(br); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	evs, st, err := gaps.ReadEvents(br, gaps.ReadOptions{SkipBad: true})
+	evs, st, err := gaps.ReadEvents(br, gaps.ReadOptions{TornTail: true})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if st.Skipped > 0 {
 		notes = append(notes, strconv.Itoa(st.Skipped)+" malformed lines were left out (lines counted from the start of what was read); the first: "+st.FirstErrors[0].Error()+".")
 	}
-	return evs, notes, nil
+	return evs, notes, fi, nil
 }
 
 // skipLine discards up to and including the next newline.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func TestGapsPage(t *testing.T) {
 		t.Fatalf("GET /gaps: %d %v", r.status, r.header)
 	}
 	for _, want := range []string{"2 events", "What is your refund policy for annual plans?", "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",
-		"the server&#39;s gap log gaps.jsonl, read on each request (at most its newest 16 MiB)", "2 hard refusals"} {
+		"the server&#39;s gap log gaps.jsonl, read when it changes (at most its newest 16 MiB)", "2 hard refusals"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -50,8 +51,10 @@ func TestGapsPage(t *testing.T) {
 	if h := do(t, "HEAD", s.url+"/gaps", nil); h.status != 200 || len(h.body) != 0 {
 		t.Errorf("HEAD: %d, %d bytes", h.status, len(h.body))
 	}
-	if p := do(t, "GET", s.url+"/gaps?min_count=3", nil); !strings.Contains(string(p.body), "Not shown: 2 gaps with fewer than 3 events.") {
-		t.Errorf("min_count=3 should leave both gaps out and say so: %s", p.body[strings.Index(string(p.body), "<main>"):])
+	// The hostile wording is the refund question with a script in front:
+	// one gap (the character link joins them), of 2 events.
+	if p := do(t, "GET", s.url+"/gaps?min_count=3", nil); !strings.Contains(string(p.body), "Not shown: 1 gap with fewer than 3 events.") {
+		t.Errorf("min_count=3 should leave the gap out and say so: %s", p.body[strings.Index(string(p.body), "<main>"):])
 	}
 	for _, bad := range []string{"min_count=x", "floor=high", "floor=2"} {
 		if p := do(t, "GET", s.url+"/gaps?"+bad, nil); p.status != 400 {
@@ -108,7 +111,7 @@ func TestGapsPageReadsTheNewestBytes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gapsPageBytes = tc.limit
-			evs, notes, err := readGapLogTail(path, gapsPageBytes)
+			evs, notes, _, err := readGapLogTail(path, gapsPageBytes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,6 +142,101 @@ func TestByteSize(t *testing.T) {
 	for n, want := range map[int64]string{512: "512 bytes", 2048: "2 KiB", 2560: "2.5 KiB", 16 << 20: "16 MiB", 120 << 20: "120 MiB", 3 << 19: "1.5 MiB"} {
 		if got := byteSize(n); got != want {
 			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// The page is built once per state of the gap log: reloads of an unchanged
+// log serve the page kept (ctxgate_gaps_page_builds_total does not move),
+// while a new event, or another file at the path with the same size and
+// modification time, builds it again.
+func TestGapsPageCachedUntilTheLogChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gaps.jsonl")
+	s := start(t, Options{GapLog: path})
+	builds := func() float64 { return metricValue(t, scrape(t, s), "ctxgate_gaps_page_builds_total") }
+	get := func(query string) string {
+		t.Helper()
+		r := do(t, "GET", s.url+"/gaps"+query, nil)
+		if r.status != 200 {
+			t.Fatalf("GET /gaps%s: %d %s", query, r.status, r.body)
+		}
+		return string(r.body)
+	}
+	refuse := func(q string) {
+		var req map[string]any
+		json.Unmarshal(request(t, "default", "refuse_off_topic"), &req)
+		req["query"] = q
+		b, _ := json.Marshal(req)
+		if g := do(t, "POST", s.url+"/v1/gate", b); g.header.Get("X-Ctxgate-Action") != "refuse" {
+			t.Fatalf("gate: %d %s", g.status, g.body)
+		}
+	}
+	refuse("Which plan includes priority support?")
+	first := get("")
+	for i := 0; i < 5; i++ {
+		if p := get(""); p != first {
+			t.Fatal("the same log gave another page")
+		}
+	}
+	do(t, "HEAD", s.url+"/gaps", nil)
+	if n := builds(); n != 1 {
+		t.Fatalf("%v builds for six reads of one log, want 1", n)
+	}
+	get("?min_count=2")
+	get("?min_count=02") // the same query
+	if n := builds(); n != 2 {
+		t.Fatalf("%v builds, want 2: one per query", n)
+	}
+	refuse("Is there an on-premises edition?")
+	if p := get(""); !strings.Contains(p, "on-premises") || builds() != 3 {
+		t.Fatalf("a new event: %v builds, page shows it: %v", builds(), strings.Contains(p, "on-premises"))
+	}
+	// Another file, same size and time: a new inode is a new log.
+	s.gaps.Flush()
+	old, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	swapped := bytes.ReplaceAll(raw, []byte("on-premises"), []byte("ON-PREMISES"))
+	next := path + ".new"
+	if err := os.WriteFile(next, swapped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(next, old.ModTime(), old.ModTime())
+	if err := os.Rename(next, path); err != nil {
+		t.Fatal(err)
+	}
+	if p := get(""); !strings.Contains(p, "ON-PREMISES") || builds() != 4 {
+		t.Fatalf("a renamed-in file of the same size and time: %v builds, page shows it: %v", builds(), strings.Contains(p, "ON-PREMISES"))
+	}
+}
+
+// With feedback tokens, /gaps takes one too: as a bearer token, or as the
+// password of a browser's Basic login.
+func TestGapsPageAuthenticated(t *testing.T) {
+	token := "gaps-token-0123456789abcdef"
+	s := start(t, Options{GapLog: filepath.Join(t.TempDir(), "gaps.jsonl"), FeedbackTokens: []string{token}})
+	for _, c := range []struct {
+		name   string
+		hdr    []string
+		status int
+	}{
+		{"no credentials", nil, 401},
+		{"a wrong bearer token", []string{"Authorization", "Bearer nope-nope-nope-nope"}, 401},
+		{"a wrong password", []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:nope"))}, 401},
+		{"the bearer token", []string{"Authorization", "Bearer " + token}, 200},
+		{"the token as a Basic password", []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:"+token))}, 200},
+	} {
+		r := do(t, "GET", s.url+"/gaps", nil, c.hdr...)
+		if r.status != c.status {
+			t.Errorf("%s: %d, want %d", c.name, r.status, c.status)
+		}
+		if c.status == 401 {
+			wantError(t, r, 401, codeUnauthorized, "")
+			if ch := r.header.Values("WWW-Authenticate"); len(ch) != 2 || !strings.HasPrefix(ch[0], "Basic ") || !strings.HasPrefix(ch[1], "Bearer ") {
+				t.Errorf("%s: challenges %q", c.name, ch)
+			}
 		}
 	}
 }

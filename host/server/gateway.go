@@ -2,7 +2,8 @@ package server
 
 import (
 	"bytes"
-	"io"
+	"errors"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,27 +46,36 @@ func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
 			s.failGateway(w, newAPIError(404, codeNoUpstream, "", "gateway mode is off: start the server with --upstream URL"))
 			return
 		}
-		body, e := s.readBody(w, r)
+		body, held, e := s.readHeld(w, r, s.opts.MaxBodyBytes, tooLarge)
 		if e != nil {
 			s.failGateway(w, e)
 			return
 		}
+		// The body stays counted until the upstream has read the one sent
+		// in its place (releasingBody), or the handler ends.
+		defer held.release()
+		x := &exchange{api: api, held: held}
 		if s.opts.GatewayOff {
-			s.forwardUngated(w, r, api, stripRetrieval(body, s.opts.DocumentsPath))
+			out, ok := stripRetrieval(body, s.opts.DocumentsPath)
+			if !ok {
+				s.failGateway(w, unstrippable)
+				return
+			}
+			s.forwardUngated(w, r, x, out)
 			return
 		}
 		c, err := api.parse(body, s.opts.DocumentsPath, s.opts.QueryPath)
 		if err == chat.ErrNotGated {
-			s.forwardUngated(w, r, api, body)
+			s.forwardUngated(w, r, x, body)
 			return
 		}
 		if err != nil {
-			s.gateFailed(w, r, api, body, fromGateError(err))
+			s.gateFailed(w, r, x, body, fromGateError(err))
 			return
 		}
 		_, d, e := s.decide(r, c.GateRequest(nil), true)
 		if e != nil {
-			s.gateFailed(w, r, api, body, renameField(c, e))
+			s.gateFailed(w, r, x, body, renameField(c, e))
 			return
 		}
 		id := s.newID()
@@ -79,11 +89,11 @@ func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
 		}
 		out, err := s.upstreamBody(c, d)
 		if err != nil {
-			s.gateFailed(w, r, api, body, fromGateError(err))
+			s.gateFailed(w, r, x, body, fromGateError(err))
 			return
 		}
-		check := gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
-		x := &exchange{api: api, d: d, id: id, check: check, tags: d.tags(), query: c.QueryText()}
+		x.d, x.id, x.tags, x.query, x.stream = d, id, d.tags(), c.QueryText(), c.Stream()
+		x.check = gate.Action(d.Action) != gate.ActionFallback && !s.opts.NoAnswerCheck
 		s.forward(w, r, out, x)
 	}
 }
@@ -108,36 +118,60 @@ func refusalMessage(d *decisionView) string {
 
 // gateFailed handles a request the gate could not decide: fail open sends
 // the original body upstream without its retrieved documents (an OpenAI
-// API rejects the unknown member), fail closed answers the error. Either
-// way the client sees x-ctxgate-action: error and the code.
-func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte, e *apiError) {
-	s.metrics.gateway.WithLabelValues(api.route, "error").Inc()
+// API rejects the unknown member), fail closed answers the error, as does
+// fail open for a body whose documents cannot be removed. Either way the
+// client sees x-ctxgate-action: error and the code.
+func (s *Server) gateFailed(w http.ResponseWriter, r *http.Request, x *exchange, body []byte, e *apiError) {
+	s.metrics.gateway.WithLabelValues(x.api.route, "error").Inc()
 	w.Header().Set(HeaderAction, "error")
 	w.Header().Set(HeaderError, e.Code)
 	if s.opts.FailOpen && e.Code != codeUnavailable {
-		s.metrics.errors.WithLabelValues(e.Code).Inc()
-		s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
-		s.forward(w, r, stripRetrieval(body, s.opts.DocumentsPath), &exchange{api: api, ungated: "error", errCode: e.Code})
-		return
+		if out, ok := stripRetrieval(body, s.opts.DocumentsPath); ok {
+			s.metrics.errors.WithLabelValues(e.Code).Inc()
+			s.log.Warn("gateway: request passed through ungated (fail_open)", "code", e.Code, "field", e.Field, "error", e.Message)
+			x.ungated, x.errCode, x.stream = "error", e.Code, asksStream(out)
+			s.forward(w, r, out, x)
+			return
+		}
 	}
 	s.failGateway(w, e)
 }
 
+// unstrippable answers a body whose documents cannot be removed, where it
+// would otherwise go upstream ungated.
+var unstrippable = newAPIError(400, gate.CodeBadJSON, "", "the request body is not a JSON object the gateway can read, so its documents cannot be removed; it is not forwarded")
+
 // forwardUngated sends a body the gate does not decide upstream: one
 // without documents, or any while gating is off.
-func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, api *gatedAPI, body []byte) {
-	s.metrics.gateway.WithLabelValues(api.route, "skip").Inc()
-	s.forward(w, r, body, &exchange{api: api, ungated: "skip"})
+func (s *Server) forwardUngated(w http.ResponseWriter, r *http.Request, x *exchange, body []byte) {
+	s.metrics.gateway.WithLabelValues(x.api.route, "skip").Inc()
+	x.ungated, x.stream = "skip", asksStream(body)
+	s.forward(w, r, body, x)
+}
+
+// asksStream reports whether a body asks for a stream ("stream": true).
+func asksStream(body []byte) bool {
+	stream := false
+	chat.EachMember(body, func(name, value []byte) {
+		if memberName(name) == "stream" {
+			stream = string(value) == "true"
+		}
+	})
+	return stream
 }
 
 // exchange is what the response path needs to know about the request.
 type exchange struct {
 	api   *gatedAPI
+	held  *heldBody     // the request body's share of the in-flight budget
 	d     *decisionView // nil when ungated
 	id    string
 	check bool     // run the answer check on a JSON answer
 	tags  []string // the S# tags the prompt offered
 	query string
+	// stream: the client asked for a stream, so it reads the answer as
+	// events whatever its Content-Type says (the SDKs do).
+	stream bool
 
 	ungated, errCode string // "skip" or "error" when d is nil
 }
@@ -162,7 +196,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 	// The transport negotiates gzip and decompresses: the answer check
 	// and the caveat read the JSON.
 	resp, cancel, ok := s.roundTrip(w, r, upstreamCall{route: x.api.route, method: http.MethodPost,
-		body: bytes.NewReader(body), length: int64(len(body)), headers: x.setHeaders})
+		body: &releasingBody{b: body, held: x.held}, length: int64(len(body)), headers: x.setHeaders})
+	x.held.release() // sent, or never to be
 	if !ok {
 		return
 	}
@@ -171,8 +206,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 	copyHeaders(h, resp.Header)
 	stripGateHeaders(h)
 	x.setHeaders(h)
-	ctype := resp.Header.Get("Content-Type")
-	stream := strings.HasPrefix(ctype, "text/event-stream")
+	ok = resp.StatusCode == http.StatusOK
+	// A client that asked for a stream reads events whatever the
+	// Content-Type says; one that did not reads JSON.
+	stream := isEventStream(resp.Header.Get("Content-Type")) || (ok && x.stream)
 	if stream {
 		deadline = time.Time{} // a stream moves the write deadline on with every event
 	}
@@ -181,8 +218,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 	switch {
 	case stream:
 		var ed streamEditor
-		if x.d != nil && resp.StatusCode == http.StatusOK {
+		switch {
+		case !ok:
+		case x.d != nil:
 			ed = x.api.stream(x.d, s.opts.CaveatDelivery, s.caveatText(x.d))
+		default:
+			ed = stripStream{}
 		}
 		if x.check {
 			h.Set(HeaderAnswerCheck, "skipped-stream")
@@ -190,47 +231,102 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 		}
 		w.WriteHeader(resp.StatusCode)
 		s.relayStream(w, r, ub, ed)
-	case x.d != nil && resp.StatusCode == http.StatusOK && strings.HasPrefix(ctype, "application/json"):
-		s.relayChecked(w, r, resp.StatusCode, ub, x)
+	case ok:
+		s.relayChecked(w, r, ub, resp.ContentLength, x)
 	default:
 		s.relayBody(w, r, resp.StatusCode, nil, ub, false)
 	}
 }
 
-// relayChecked reads a JSON answer, checks it, and adds the "sufficiency"
-// object. An answer over MaxResponseBytes is relayed unchecked.
-func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, status int, body *upstreamBody, x *exchange) {
-	h := w.Header()
-	b, err := io.ReadAll(io.LimitReader(body, s.opts.MaxResponseBytes+1))
+// isEventStream reports whether a Content-Type is text/event-stream, in
+// any case and with any parameters.
+func isEventStream(ctype string) bool {
+	mt, _, err := mime.ParseMediaType(ctype)
 	if err != nil {
+		mt, _, _ = strings.Cut(strings.ToLower(strings.TrimSpace(ctype)), ";")
+	}
+	return mt == "text/event-stream"
+}
+
+// Answers a gated exchange does not relay: the gate could not add its
+// caveat and sufficiency object to them, nor remove the upstream's own.
+var (
+	errAnswerOversize   = answerError("the upstream's answer is over max_response_bytes, so the gate could not add its caveat and sufficiency to it; raise limits.max_response_bytes")
+	errAnswerUnreadable = answerError("the upstream's answer is not a JSON object the gateway can read, so the gate could not add its caveat and sufficiency to it")
+)
+
+// answerError is an upstream answer (or stream event) the gateway will not
+// relay: 502 upstream with its message.
+type answerError string
+
+func (e answerError) Error() string { return string(e) }
+
+// relayChecked reads a 200 answer that is not a stream (whatever its
+// Content-Type says: a client reads it as JSON) as its clients read it
+// (clientjson.go). A gated one is checked, gets the caveat and the gate's
+// "sufficiency" object, and loses the upstream's own; one too large or
+// unreadable to edit is not relayed. An ungated one only loses the
+// upstream's sufficiency, and goes as it came when it cannot be read.
+func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, body *upstreamBody, size int64, x *exchange) {
+	const status = http.StatusOK
+	h := w.Header()
+	b, held, err := s.bodies.readHeld(body, size, s.opts.MaxResponseBytes)
+	switch {
+	case errors.Is(err, errOverloaded) && x.d == nil:
+		s.relayBody(w, r, status, nil, body, false) // held by no one: relayed as it comes
+		return
+	case errors.Is(err, errOverloaded):
+		w.Header().Set("Retry-After", "1")
+		s.failGateway(w, newAPIError(503, codeOverloaded, "", err.Error()))
+		return
+	case err != nil:
 		s.upstreamBroke(w, r, err)
 		return
 	}
-	if int64(len(b)) > s.opts.MaxResponseBytes {
-		if x.check {
-			h.Set(HeaderAnswerCheck, "skipped-oversize")
-			s.metrics.answerChecks.WithLabelValues("skipped_oversize").Inc()
+	defer held.release()
+	oversize := int64(len(b)) > s.opts.MaxResponseBytes
+	var root jsonx.Value
+	var perr error
+	if !oversize {
+		var read []byte
+		root, read, perr = parseAsClients(b)
+		switch {
+		case perr == nil && root.Kind() != jsonx.Object:
+			perr = errAnswerUnreadable
+		case perr == nil:
+			b = read
 		}
+	}
+	switch {
+	case x.d == nil && oversize:
 		s.relayBody(w, r, status, b, body, false)
-		return
-	}
-	root, perr := jsonx.Parse(b, chat.MaxDepth)
-	if perr != nil || root.Kind() != jsonx.Object {
-		if x.check {
-			h.Set(HeaderAnswerCheck, "skipped-not-json")
-			s.metrics.answerChecks.WithLabelValues("skipped_not_json").Inc()
-		}
+	case x.d == nil && perr != nil:
 		writeRaw(w, status, b)
-		return
+	case x.d == nil && hasSufficiency(&root):
+		writeRaw(w, status, appendEdited(nil, &root, nil, withoutSufficiency(nil)))
+	case x.d == nil:
+		writeRaw(w, status, b)
+	case oversize || perr != nil:
+		skipped, bad := "not_json", errAnswerUnreadable
+		if oversize {
+			skipped, bad = "oversize", errAnswerOversize
+		}
+		if x.check {
+			h.Set(HeaderAnswerCheck, "skipped-"+strings.ReplaceAll(skipped, "_", "-"))
+			s.metrics.answerChecks.WithLabelValues("skipped_" + skipped).Inc()
+		}
+		s.log.Warn("gateway: upstream answer not relayed", "upstream", s.upstream.Redacted(), "error", bad.Error(), "bytes", len(b))
+		s.failGateway(w, upstreamFailure(bad))
+	default:
+		if x.check {
+			s.checkAnswer(r, h, &root, x)
+		}
+		if caveat := s.caveatText(x.d); caveat != "" {
+			writeRaw(w, status, x.api.edited(&root, s.opts.CaveatDelivery, caveat, x.d))
+			return
+		}
+		writeRaw(w, status, withSufficiency(b, &root, x.d))
 	}
-	if x.check {
-		s.checkAnswer(r, h, &root, x)
-	}
-	if caveat := s.caveatText(x.d); caveat != "" {
-		writeRaw(w, status, x.api.edited(&root, s.opts.CaveatDelivery, caveat, x.d))
-		return
-	}
-	writeRaw(w, status, withSufficiency(b, &root, x.d))
 }
 
 // checkAnswer runs the gate's answer check on the answer's text (chat:
@@ -285,31 +381,20 @@ func (s *Server) checkAnswer(r *http.Request, h http.Header, root *jsonx.Value, 
 }
 
 // withSufficiency adds "sufficiency": {score, level, factors} to the answer
-// object: spliced before the closing brace, so the upstream's bytes are kept;
-// an upstream "sufficiency" member is replaced.
+// object b (root, parsed): spliced before the closing brace, so the
+// upstream's bytes are kept; an upstream "sufficiency" member (in any case)
+// is dropped and the gate's written last, so it is the one every client
+// reads.
 func withSufficiency(b []byte, root *jsonx.Value, d *decisionView) []byte {
-	empty := root.Len() == 0
-	if root.Get("sufficiency") != nil {
-		out := []byte{'{'}
-		n := 0
-		for i := 0; i < root.Len(); i++ {
-			if root.Key(i) == "sufficiency" {
-				continue
-			}
-			if n > 0 {
-				out = append(out, ',')
-			}
-			n++
-			out = jsonx.AppendString(out, root.Key(i))
-			out = append(out, ':')
-			out = jsonx.AppendValue(out, root.Member(i))
+	for i := 0; i < root.Len(); i++ {
+		if isSufficiency(root.Key(i)) {
+			return appendObject(nil, root, nil, noEdit, "sufficiency", sufficiencyMember(d))
 		}
-		b, empty = append(out, '}'), n == 0
 	}
 	end := bytes.LastIndexByte(b, '}')
 	out := make([]byte, 0, len(b)+128)
 	out = append(out, b[:end]...)
-	if !empty {
+	if root.Len() > 0 {
 		out = append(out, ',')
 	}
 	out = append(out, `"sufficiency":`...)

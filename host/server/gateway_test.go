@@ -353,6 +353,18 @@ func TestGatewayFailOpen(t *testing.T) {
 		if !strings.Contains(s.log.String(), "fail_open") {
 			t.Fatal("fail open logged nothing")
 		}
+		// A body whose documents cannot be found (a laxer parser upstream
+		// reads NaN, duplicates, deep nesting) is not forwarded at all.
+		calls := up.calls.Load()
+		for _, b := range []string{
+			`{"messages":[{"role":"user","content":"q"}],"documents":[{"id":"a","text":"t"}],"temperature":NaN}`,
+			`{"messages":[{"role":"user","content":"q"}],"documents":[],"documents":[{"id":"a","text":"t"}]}`,
+		} {
+			wantGatewayError(t, post(t, s.url+"/v1/chat/completions", []byte(b)), 400, "bad_json", "")
+		}
+		if up.calls.Load() != calls {
+			t.Fatal("fail open forwarded a body whose documents it could not remove")
+		}
 	}
 	// Malformed JSON, a bad extension and a body without a question.
 	up := newUpstream(t, "ok")

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
@@ -38,15 +39,15 @@ func appendEdited(dst []byte, v *jsonx.Value, path []string, ed jsonEditor) []by
 	return jsonx.AppendValue(dst, v)
 }
 
-// appendObject appends the object v through ed, without its member named
-// drop (when set), and with extra (`"name":value`, when set) as its last
-// member.
+// appendObject appends the object v through ed, without its members named
+// drop in any case (when set: a Go client matches names so), and with extra
+// (`"name":value`, when set) as its last member.
 func appendObject(dst []byte, v *jsonx.Value, path []string, ed jsonEditor, drop string, extra []byte) []byte {
 	dst = append(dst, '{')
 	n := 0
 	for i := 0; i < v.Len(); i++ {
 		k := v.Key(i)
-		if drop != "" && k == drop {
+		if drop != "" && strings.EqualFold(k, drop) {
 			continue
 		}
 		if n > 0 {
@@ -65,6 +66,9 @@ func appendObject(dst []byte, v *jsonx.Value, path []string, ed jsonEditor, drop
 	}
 	return append(dst, '}')
 }
+
+// noEdit keeps every value.
+func noEdit(dst []byte, _ []string, _ *jsonx.Value) ([]byte, bool) { return dst, false }
 
 // pathIs reports whether path is want, where "*" in want matches any one
 // element.

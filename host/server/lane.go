@@ -46,7 +46,7 @@ func (s *Server) gateOptions(l *loaded, poolSize int, interrupt host.Interrupt) 
 	return host.Options{
 		Module: s.opts.Module, Wasm: s.opts.Wasm,
 		Policy: l.policy, TrustKeys: l.trust, TrustMode: s.opts.Policy.TrustMode,
-		PoolSize: poolSize, CacheDir: s.opts.CacheDir, MaxPages: s.opts.MaxPages,
+		PoolSize: poolSize, CacheDir: s.opts.CacheDir, Logger: s.log, MaxPages: s.opts.MaxPages,
 		Interrupt:    interrupt,
 		VectorMetric: s.opts.VectorMetric, RerankScale: s.opts.RerankScale,
 		MaxInputBytes: int(min(s.opts.MaxBodyBytes, host.DefaultMaxInputBytes)),

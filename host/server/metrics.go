@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 )
 
 // Every metric is ctxgate_*, in Prometheus base units. docs/server.md lists
@@ -41,14 +42,18 @@ type metrics struct {
 	gapEvents       *prometheus.CounterVec // {kind}
 	gapLogErrors    prometheus.Counter
 	gapLogRotations prometheus.Counter
-	feedback        *prometheus.CounterVec   // {rating}
-	reloads         *prometheus.CounterVec   // {result}
-	upstream        *prometheus.HistogramVec // {route, outcome}
-	upstreamCuts    *prometheus.CounterVec   // {where}: stream, body
-	largeRequests   prometheus.Counter
-	gateway         *prometheus.CounterVec // {route, action} incl. skip, error
-	requests        *prometheus.CounterVec // {route, code}: every HTTP request by its status class
-	policyInfo      *prometheus.GaugeVec
+	gapsPageBuilds  prometheus.Counter
+	feedback        *prometheus.CounterVec // {rating}
+	reloads         *prometheus.CounterVec // {result}
+	// policyFileRefused: policy or trust files refused unread {reason}.
+	policyFileRefused *prometheus.CounterVec
+	policyStateErrors prometheus.Counter
+	upstream          *prometheus.HistogramVec // {route, outcome}
+	upstreamCuts      *prometheus.CounterVec   // {where}: stream, body
+	largeRequests     prometheus.Counter
+	gateway           *prometheus.CounterVec // {route, action} incl. skip, error
+	requests          *prometheus.CounterVec // {route, code}: every HTTP request by its status class
+	policyInfo        *prometheus.GaugeVec
 
 	// Pool counters survive a reload: a retired gate's totals are added
 	// here, per pool (fast, large).
@@ -91,8 +96,17 @@ func newMetrics(s *Server) *metrics {
 		Help: "Gap events that could not be written whole or synced (a partial line is cut off, never left for the next event to land on)."})
 	m.gapLogRotations = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gap_log_rotations_total",
 		Help: "Gap log files rotated for reaching gap_log_max_bytes."})
+	m.gapsPageBuilds = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_gaps_page_builds_total",
+		Help: "GET /gaps pages built from the gap log: a page is built again only when the log changed, or for other query parameters."})
 	m.reloads = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_policy_reloads_total",
 		Help: "Policy loads and reloads, by result (ok, error, rollback)."}, []string{"result"})
+	m.policyFileRefused = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_policy_file_refused_total",
+		Help: "Policy and trust files refused unread, by reason: not_regular (a FIFO, a device, a directory, a socket) or too_large (over 4 MiB). Each is also a failed load."}, []string{"reason"})
+	m.policyStateErrors = f.NewCounter(prometheus.CounterOpts{Name: "ctxgate_policy_state_errors_total",
+		Help: "Signed policies loaded whose version could not be recorded in the policy state file (a restart would not know it)."})
+	for _, r := range []string{safefile.NotRegular, safefile.TooLarge} {
+		m.policyFileRefused.WithLabelValues(r) // zeros rather than missing series
+	}
 	m.upstream = f.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxgate_upstream_seconds",
 		Help: "Gateway mode: time until the upstream's response headers, by route (chat_completions, responses, passthrough) " +
 			"and outcome (the status class 1xx..5xx with 429 apart, or timeout, error: no answer).",
@@ -105,6 +119,9 @@ func newMetrics(s *Server) *metrics {
 		Help: "Gated gateway requests by route (chat_completions, responses) and what the gate did (inject, caveat, fallback, refuse, skip, error)."}, []string{"route", "action"})
 	m.requests = f.NewCounterVec(prometheus.CounterOpts{Name: "ctxgate_http_requests_total",
 		Help: "HTTP requests served, by route and status class (2xx, 4xx, ...; aborted: the response was cut off)."}, []string{"route", "code"})
+	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "ctxgate_inflight_body_bytes",
+		Help: "Bytes of request bodies and upstream answers held in memory now (bounded by max_inflight_body_bytes)."},
+		func() float64 { return float64(s.bodies.inUse()) })
 	m.policyInfo = f.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxgate_policy_info",
 		Help: "The active policy (value 1)."}, []string{"name", "version", "sha256"})
 

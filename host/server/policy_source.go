@@ -5,13 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/host/signing"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 	"github.com/ctxgate/ctxgate/policies"
 )
 
@@ -68,7 +69,8 @@ func (ps *PolicySource) Load() (*loaded, error) {
 	}
 	switch {
 	case ps.Path != "":
-		b, err := os.ReadFile(ps.Path)
+		b, err := safefile.Read(ps.Path, safefile.MaxPolicyBytes)
+		var refused *safefile.Error
 		switch {
 		case err == nil && len(bytes.TrimSpace(b)) == 0:
 			// Never the built-in default: an empty file is a policy being
@@ -76,6 +78,10 @@ func (ps *PolicySource) Load() (*loaded, error) {
 			return nil, emptyPolicyError{ps.Path}
 		case err == nil:
 			l.policy, l.source, l.files = b, ps.Path, append(l.files, ps.Path)
+		case errors.As(err, &refused):
+			// A FIFO, a device, a directory or a file over the limit is
+			// never a policy being written: the error is final (reload.go).
+			return nil, fmt.Errorf("policy %w", err)
 		case errors.Is(err, fs.ErrNotExist):
 			p, ok := policies.Get(ps.Path)
 			if !ok {
@@ -93,7 +99,7 @@ func (ps *PolicySource) Load() (*loaded, error) {
 	if len(ps.TrustFiles) > 0 {
 		keys, err := signing.ReadTrust(ps.TrustFiles...)
 		if err != nil {
-			return nil, errors.New("trust: " + err.Error())
+			return nil, fmt.Errorf("trust: %w", err)
 		}
 		l.trust = signing.MarshalPublicKeys(keys)
 		l.files = append(l.files, ps.TrustFiles...)

@@ -52,6 +52,9 @@ func (s *Server) roundTrip(w http.ResponseWriter, r *http.Request, c upstreamCal
 	stripGateHeaders(req.Header) // only the gate speaks for the gate
 	req.Header.Del("Host")
 	req.Header.Del("Expect") // the server already answered 100-continue
+	for _, h := range routeOverrideHeaders {
+		req.Header.Del(h)
+	}
 	if !c.keepEncoding {
 		req.Header.Del("Accept-Encoding")
 	}
@@ -111,6 +114,12 @@ func (s *Server) upstreamURL(in *url.URL) *url.URL {
 	return &u
 }
 
+// routeOverrideHeaders name, to some servers and proxies (IIS, Symfony,
+// Zend, nginx setups), the path a request is routed by in place of its
+// own: sent by a client, one would take a body the gateway passed through
+// as, say, embeddings to chat completions ungated. Only the gateway routes.
+var routeOverrideHeaders = []string{"X-Original-Url", "X-Original-Uri", "X-Rewrite-Url"}
+
 // hopHeaders are connection-level headers a proxy must not forward
 // (RFC 9110 section 7.6.1).
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
@@ -133,20 +142,17 @@ func copyHeaders(dst, src http.Header) {
 	dst.Del("Content-Length")
 }
 
-// gatedPaths are the endpoints handleGated serves for POST.
+// gatedPaths are the gated endpoints as the OpenAI API spells them (the
+// routes of the metrics and the access log); route.go decides which
+// requests reach them.
 var gatedPaths = map[string]*gatedAPI{"/v1/chat/completions": chatAPI, "/v1/responses": responsesAPI}
 
-// handlePassthrough relays a request the server does not handle to the
-// upstream unchanged. Without an upstream it is a 404. A POST to a gated
-// endpoint spelled with a trailing slash is gated like the endpoint: it
-// must not reach the model ungated.
+// handlePassthrough relays a request the server does not handle, and that
+// no upstream answers as a gated endpoint (route.go), to the upstream
+// unchanged. Without an upstream it is a 404.
 func (s *Server) handlePassthrough(w http.ResponseWriter, r *http.Request) {
 	if s.upstream == nil {
 		s.fail(w, newAPIError(404, codeNotFound, "", "no such endpoint: "+r.URL.Path))
-		return
-	}
-	if api := gatedPaths[strings.TrimRight(r.URL.Path, "/")]; api != nil && r.Method == http.MethodPost {
-		s.handleGated(api)(w, r)
 		return
 	}
 	setRoute(w, "passthrough")
@@ -165,7 +171,7 @@ func (s *Server) handlePassthrough(w http.ResponseWriter, r *http.Request) {
 	// wait for more is bounded by upstream_idle_timeout.
 	ub := newUpstreamBody(resp.Body, cancel, s.opts.UpstreamIdleTimeout, time.Time{})
 	defer ub.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if isEventStream(resp.Header.Get("Content-Type")) {
 		h.Del("Content-Length")
 		w.WriteHeader(resp.StatusCode)
 		s.relayStream(w, r, ub, nil)
@@ -177,16 +183,18 @@ func (s *Server) handlePassthrough(w http.ResponseWriter, r *http.Request) {
 // stripRetrieval returns a body the gate did not decide without its
 // retrieved documents (the member at documentsPath) and the ctxgate
 // extension, so it can go to an upstream that would reject them; the other
-// members keep their bytes. A body that is not a JSON object is returned
-// as it is (the upstream answers it).
-func stripRetrieval(body []byte, documentsPath []string) []byte {
+// members keep their bytes. ok is false for a body that is not a JSON
+// object the strict parser reads (bad syntax, duplicate members, too deep,
+// NaN, compressed): its documents cannot be found, while an upstream's
+// laxer parser may still read them, so it must not be forwarded.
+func stripRetrieval(body []byte, documentsPath []string) (out []byte, ok bool) {
 	if v, err := jsonx.Parse(body, chat.MaxDepth); err != nil || v.Kind() != jsonx.Object {
-		return body
+		return nil, false
 	}
 	if out, changed := withoutMember(body, documentsPath, true); changed {
-		return out
+		return out, true
 	}
-	return body
+	return body, true
 }
 
 // withoutMember writes the object obj without the member at path (and, at

@@ -250,12 +250,16 @@ func TestStripRetrieval(t *testing.T) {
 		{`{"extra":{"k":1,"docs":[2]},"docum\u0065nts":[]}`, "extra.docs", `{"extra":{"k":1},"docum\u0065nts":[]}`},
 		{`{"docum\u0065nts":[]}`, "documents", `{}`},
 		{`{"model":"m"}`, "documents", `{"model":"m"}`},
-		{`{"model":`, "documents", `{"model":`},
-		{`[1]`, "documents", `[1]`},
+		// Not readable, so its documents cannot be found: not forwarded.
+		{`{"model":`, "documents", ``},
+		{`[1]`, "documents", ``},
+		{`{"documents":[1],"documents":[2]}`, "documents", ``},
+		{`{"documents":[1],"temperature":NaN}`, "documents", ``},
 	}
 	for _, tt := range tests {
-		if got := string(stripRetrieval([]byte(tt.body), strings.Split(tt.docs, "."))); got != tt.want {
-			t.Errorf("stripRetrieval(%s, %s) = %s, want %s", tt.body, tt.docs, got, tt.want)
+		got, ok := stripRetrieval([]byte(tt.body), strings.Split(tt.docs, "."))
+		if string(got) != tt.want || ok != (tt.want != "") {
+			t.Errorf("stripRetrieval(%s, %s) = %s, %v, want %s", tt.body, tt.docs, got, ok, tt.want)
 		}
 	}
 }

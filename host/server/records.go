@@ -25,6 +25,29 @@ type record struct {
 	policy     policyRef
 	at         time.Time
 	verdict    feedbackVerdict // the latest feedback (feedback.go), under the shard's lock
+	gaps       gapKinds        // the gap events logged for the decision, under the shard's lock
+}
+
+// gapKinds are the gap events a remembered decision may log after it was
+// decided, each at most once: however often a client reports it, one
+// decision is one piece of evidence in the gap report.
+type gapKinds uint8
+
+const (
+	gapRefusalSoft gapKinds = 1 << iota // POST /v1/validate, or the gateway's answer check
+	gapThumbsDown                       // POST /v1/feedback with rating "down"
+)
+
+// firstGap marks kind logged for id's decision and returns its record when
+// it is remembered and kind was not logged before; nil, false otherwise.
+func (rs *records) firstGap(id string, kind gapKinds) (rec *record, first bool) {
+	rs.withRecord(id, func(r *record) {
+		if r != nil && r.gaps&kind == 0 {
+			r.gaps |= kind
+			rec, first = r, true
+		}
+	})
+	return rec, first
 }
 
 type topChunk struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -27,8 +28,14 @@ type Options struct {
 	// MinVersion refuses a policy whose version sorts before it
 	// (bundle.CompareVersions), at start and on reload. Independently, with
 	// trust keys a reload never goes back from the running signed policy's
-	// version.
+	// version, nor a start from the highest recorded in the policy state
+	// (StateDir).
 	MinVersion string
+	// StateDir holds the policy state file: with trust keys, the highest
+	// signed version loaded is kept there (policy_state.go) and honoured
+	// after a restart, MinVersion being the floor below it. Default: the
+	// policy file's directory.
+	StateDir string
 	// RequirePolicy makes New fail when the policy cannot be loaded.
 	// Otherwise the server starts without one, answers 503 until a reload
 	// (SIGHUP or a file change) loads a good policy.
@@ -88,10 +95,11 @@ type Options struct {
 	// GapLog is the knowledge-gap JSONL file; empty: no log.
 	GapLog string
 	// GapLogMaxBytes rotates the gap log when it reaches this size (to
-	// GapLog.1, GapLog.2, ...); 0: never (rotate it with logrotate and
-	// ReopenGapLog, SIGHUP in ctxgate serve).
+	// GapLog.1, GapLog.2, ...); 0: DefaultLogMaxBytes; negative: never
+	// (rotate it with logrotate and ReopenLogs, SIGHUP in ctxgate serve).
 	GapLogMaxBytes int64
-	// GapLogKeep is how many rotated files are kept; default 5.
+	// GapLogKeep is how many rotated files are kept; default
+	// DefaultLogKeep.
 	GapLogKeep int
 	// FeedbackEntries bounds the decisions remembered for feedback.
 	FeedbackEntries int
@@ -104,23 +112,27 @@ type Options struct {
 	// Empty: verdicts are counted but not recorded.
 	FeedbackLog string
 	// FeedbackTokens, when any, are the bearer tokens POST /v1/feedback
-	// must present (401 otherwise).
+	// and GET /gaps must present (401 otherwise).
 	FeedbackTokens []string
 	// DecisionIDKey signs decision ids (ids.go), at least MinIDKeyBytes;
 	// nil: a random key per process (ids do not survive a restart).
 	DecisionIDKey []byte
 
 	MaxBodyBytes     int64         // request bodies; default 8 MiB (413 above)
-	MaxResponseBytes int64         // upstream JSON answers checked; larger pass unchecked
+	MaxResponseBytes int64         // upstream answers edited whole; default 8 MiB (a larger gated one is not relayed)
 	ReadTimeout      time.Duration // whole request, headers and body; default 30 s
 	WriteTimeout     time.Duration // response; default 120 s (a stream extends it per chunk)
 	IdleTimeout      time.Duration // keep-alive; default 120 s
 	GateTimeout      time.Duration // deadline of one gate call, pool wait included; default 1 s
 	UpstreamTimeout  time.Duration // until the upstream's response headers; default 120 s
-	// UpstreamIdleTimeout bounds each wait for the upstream's body, streamed
-	// or not; default WriteTimeout. A non-stream answer must also be whole
-	// within WriteTimeout.
+	// UpstreamIdleTimeout bounds each wait for the upstream's body, and in
+	// a stream each wait for a complete event; default WriteTimeout. A
+	// non-stream answer must also be whole within WriteTimeout.
 	UpstreamIdleTimeout time.Duration
+	// MaxInflightBodyBytes bounds the bodies held in memory at once
+	// (requests read whole, upstream answers edited; budget.go); default 64
+	// MiB, negative: no bound. Past it a request is answered 503.
+	MaxInflightBodyBytes int64
 	// ReloadPoll is how often the policy files' mtimes are checked;
 	// default 2 s, negative: never (SIGHUP or Reload only).
 	ReloadPoll time.Duration
@@ -133,6 +145,9 @@ type Options struct {
 func (o *Options) defaults() {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = host.DefaultMaxInputBytes
+	}
+	if o.MaxInflightBodyBytes == 0 {
+		o.MaxInflightBodyBytes = defaultInflightBodyBytes
 	}
 	if o.MaxResponseBytes <= 0 {
 		o.MaxResponseBytes = 8 << 20
@@ -164,9 +179,7 @@ func (o *Options) defaults() {
 	if o.LargeConcurrency <= 0 {
 		o.LargeConcurrency = defaultLargeConcurrency()
 	}
-	if o.GapLogKeep <= 0 {
-		o.GapLogKeep = 5
-	}
+	o.GapLogMaxBytes, o.GapLogKeep = logRotation(o.GapLogMaxBytes, o.GapLogKeep)
 	if o.FeedbackEntries <= 0 {
 		o.FeedbackEntries = 10000
 	}
@@ -191,13 +204,17 @@ type Server struct {
 	reloadMu sync.Mutex
 	metrics  *metrics
 	records  *records
+	bodies   *bodyBudget // max_inflight_body_bytes (budget.go)
 	gaps     *lineLog
 	upstream *url.URL
 	client   *http.Client
 	http     *http.Server
+	state    *policyState   // nil without trust keys (policy_state.go)
+	started  bool           // New has returned: a newer policy raises the state
 	ids      *idIssuer      // decision ids: random, MAC-signed (ids.go)
 	decLog   *decisionLog   // nil without DecisionLog.Path (decisionlog.go)
 	fbState  *feedbackState // feedback log, tokens, verdict metrics (feedback.go)
+	gapPages gapsPages      // GET /gaps pages of the unchanged gap log (gapscache.go)
 	closing  atomic.Bool
 	faultLog rateLimit // trap and internal-error log lines: one a second
 
@@ -219,6 +236,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.AccessLog != nil {
 		s.access = slog.New(slog.NewJSONHandler(opts.AccessLog, nil))
 	}
+	s.bodies = &bodyBudget{max: opts.MaxInflightBodyBytes}
 	s.metrics = newMetrics(s)
 	s.records = newRecords(opts.FeedbackEntries)
 	ids, err := newIDIssuer(opts.DecisionIDKey)
@@ -249,14 +267,26 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.log.Warn("sufficient_context is enabled and no policy is named: serving the sufficient-context preset, "+
 			"NOT the built-in default policy (name one with --policy or policy: to choose)", "policy", opts.Policy.describe())
 	}
+	if err := s.openState(); err != nil {
+		return nil, err
+	}
 	if err := s.Reload(ctx); err != nil {
 		if opts.RequirePolicy {
 			return nil, err
 		}
 		s.log.Warn("starting without a policy: answering 503 until a reload succeeds", "error", err.Error())
 	}
+	if err := s.recordStarted(); err != nil {
+		s.closeGate()
+		return nil, err
+	}
 	if opts.GapLog != "" {
-		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep}, s.log, s.metrics)
+		mask, err := newGapMask(opts.DecisionLog.Mask, s.ids)
+		if err != nil {
+			s.closeGate()
+			return nil, err
+		}
+		g, err := openGapLog(opts.GapLog, lineLogOptions{maxBytes: opts.GapLogMaxBytes, keep: opts.GapLogKeep, mask: mask}, s.log, s.metrics)
 		if err != nil {
 			s.closeGate()
 			return nil, err
@@ -285,10 +315,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // Handler routes the API. Each route checks its method and answers the
-// error JSON otherwise. In gateway mode, POST /v1/chat/completions and POST
-// /v1/responses are gated and every path not routed here (and every other
-// method on those two) is passed through to the upstream. Every request is
-// counted and, with an access log, logged (accesslog.go).
+// error JSON otherwise. In gateway mode, a POST that the upstream would
+// answer as chat completions or the Responses API, however spelled, is
+// gated (route.go); other methods there pass through only without a body
+// (GET, HEAD, OPTIONS) and are refused otherwise; every path not routed
+// here is passed through to the upstream. Every request is counted and,
+// with an access log, logged (accesslog.go).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	routes := map[string]string{}
@@ -311,23 +343,24 @@ func (s *Server) Handler() http.Handler {
 	route("/gaps", http.MethodGet, s.handleGaps)
 	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	route("/metrics", http.MethodGet, metrics.ServeHTTP)
+	mux.HandleFunc("/", s.handlePassthrough)
+	// The gated endpoints are found before the mux: by the path the
+	// upstream will serve (route.go), however the client spelled it, and
+	// before the mux would redirect a path it finds unclean.
+	own := maps.Clone(routes) // the server's own paths, which no upstream serves
 	for path, api := range gatedPaths {
 		routes[path] = api.route
-		gated := s.handleGated(api)
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case r.Method == http.MethodPost:
-				gated(w, r)
-			case s.upstream != nil: // GET /v1/chat/completions lists stored completions
-				s.handlePassthrough(w, r)
-			default:
-				w.Header().Set("Allow", http.MethodPost)
-				s.fail(w, newAPIError(405, codeMethod, "", r.Method+" "+path+": use POST"))
-			}
-		})
 	}
-	mux.HandleFunc("/", s.handlePassthrough)
-	return s.observe(mux, routes)
+	gate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if own[r.URL.Path] == "" {
+			if api := s.gatedRoute(r); api != nil {
+				s.serveGatedRoute(w, r, api)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return s.observe(gate, routes)
 }
 
 // HTTPServer is the configured *http.Server (timeouts, handler). Serve uses
@@ -400,52 +433,40 @@ func (s *Server) fail(w http.ResponseWriter, e *apiError) {
 	writeError(w, e)
 }
 
-// readBody reads a request body of at most MaxBodyBytes.
+// readBody reads a request body of at most MaxBodyBytes, under the
+// in-flight budget while it is read (for a body the handler is done with at
+// once; readHeld keeps it counted).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	limit := s.opts.MaxBodyBytes
+	b, h, e := s.readHeld(w, r, s.opts.MaxBodyBytes, tooLarge)
+	h.release()
+	return b, e
+}
+
+// readHeld reads a request body of at most limit bytes (over: the answer
+// for a longer one, of its declared length or -1) under the in-flight body
+// budget (budget.go). The bytes stay counted until the caller releases
+// them. A declared length over the limit is refused before anything is
+// read; so is the rest of a body once it passes the limit.
+func (s *Server) readHeld(w http.ResponseWriter, r *http.Request, limit int64, over func(n, limit int64) *apiError) ([]byte, *heldBody, *apiError) {
 	if r.ContentLength > limit {
-		return nil, tooLarge(r.ContentLength, limit)
+		return nil, nil, over(r.ContentLength, limit)
 	}
-	b, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	b, h, err := s.bodies.readHeld(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	if err != nil {
 		var mb *http.MaxBytesError
 		var ne net.Error
 		switch {
 		case errors.As(err, &mb):
-			return nil, tooLarge(-1, limit)
+			return nil, nil, over(-1, limit)
+		case errors.Is(err, errOverloaded):
+			w.Header().Set("Retry-After", "1")
+			return nil, nil, newAPIError(503, codeOverloaded, "", err.Error())
 		case errors.As(err, &ne) && ne.Timeout():
-			return nil, newAPIError(408, codeReadTimeout, "", "the request body did not arrive within the read timeout")
+			return nil, nil, newAPIError(408, codeReadTimeout, "", "the request body did not arrive within the read timeout")
 		}
-		return nil, newAPIError(400, "bad_json", "", "cannot read the request body: "+err.Error())
+		return nil, nil, newAPIError(400, "bad_json", "", "cannot read the request body: "+err.Error())
 	}
-	return b, nil
-}
-
-// readAll is io.ReadAll into a buffer of the declared length when there is
-// one (then one allocation and no regrowth: io.ReadAll starts at 512 bytes
-// and grows a 30 KB body five times), with room for one more byte so the
-// read that sees EOF does not grow it either.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	if size <= 0 {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, size+1)
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-		if len(b) == cap(b) {
-			// Longer than declared (the server checks the length; a reader
-			// in a test may not): continue as io.ReadAll does.
-			rest, err := io.ReadAll(r)
-			return append(b, rest...), err
-		}
-	}
+	return b, h, nil
 }
 
 func tooLarge(n, limit int64) *apiError {
@@ -466,9 +487,14 @@ func (s *Server) gateCtx(r *http.Request) (context.Context, context.CancelFunc) 
 
 // ---- policy file watching ----
 
+// fileStamp is what the poller compares: the file's identity as well as its
+// mtime and size, so a symlink swapped to another file of the same size and
+// mtime (/dev/zero for /dev/null, a ConfigMap's new data directory) is a
+// change.
 type fileStamp struct {
 	mod  time.Time
 	size int64
+	fi   os.FileInfo // nil: the file is missing
 }
 
 func stamp(path string) fileStamp {
@@ -476,7 +502,14 @@ func stamp(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{st.ModTime(), st.Size()}
+	return fileStamp{st.ModTime(), st.Size(), st}
+}
+
+func (a fileStamp) same(b fileStamp) bool {
+	if a.fi == nil || b.fi == nil {
+		return a.fi == nil && b.fi == nil
+	}
+	return a.mod.Equal(b.mod) && a.size == b.size && os.SameFile(a.fi, b.fi)
 }
 
 // watchFiles records the files the last load read and their current stamps.
@@ -494,7 +527,7 @@ func (s *Server) changed() bool {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	for f, old := range s.watched {
-		if stamp(f) != old {
+		if !stamp(f).same(old) {
 			return true
 		}
 	}

@@ -17,12 +17,17 @@ import (
 // unblocks the read at once; Read then returns errUpstreamStalled or
 // errUpstreamSlow. The transport's ResponseHeaderTimeout stops at the
 // headers: without this a stalled body held its handler for as long as the
-// upstream liked, whatever write_timeout said.
+// upstream liked, whatever write_timeout said. A stream is read by events
+// (byEvent): then idle bounds the wait for each complete event, not for
+// each byte, so an upstream that drips one event a byte at a time is cut
+// (errUpstreamEventSlow) where it used to restart the timer with every
+// byte.
 type upstreamBody struct {
 	body     io.ReadCloser
 	cancel   context.CancelFunc
 	idle     time.Duration
 	deadline time.Time // zero: none (a stream is bounded by idle alone)
+	events   bool      // byEvent: only progress restarts the idle timer
 
 	mu     sync.Mutex
 	timer  *time.Timer
@@ -31,8 +36,9 @@ type upstreamBody struct {
 }
 
 var (
-	errUpstreamStalled = errors.New("the upstream sent nothing for longer than upstream_idle_timeout")
-	errUpstreamSlow    = errors.New("the upstream did not finish its answer within write_timeout")
+	errUpstreamStalled   = errors.New("the upstream sent nothing for longer than upstream_idle_timeout")
+	errUpstreamSlow      = errors.New("the upstream did not finish its answer within write_timeout")
+	errUpstreamEventSlow = errors.New("the upstream did not complete a stream event within upstream_idle_timeout")
 )
 
 func newUpstreamBody(body io.ReadCloser, cancel context.CancelFunc, idle time.Duration, deadline time.Time) *upstreamBody {
@@ -54,8 +60,11 @@ func (b *upstreamBody) fire() {
 	b.mu.Lock()
 	if b.reason == nil {
 		b.reason = errUpstreamStalled
-		if !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
+		switch {
+		case !b.deadline.IsZero() && !time.Now().Before(b.deadline):
 			b.reason = errUpstreamSlow
+		case b.events:
+			b.reason = errUpstreamEventSlow
 		}
 	}
 	b.mu.Unlock()
@@ -73,11 +82,18 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 	if err != nil && err != io.EOF && b.failed == nil {
 		b.failed = err
 	}
-	if err == nil && n > 0 {
+	if err == nil && n > 0 && !b.events {
 		b.timer.Reset(b.wait())
 	}
 	return n, err
 }
+
+// byEvent makes only progress restart the idle timer, not every read.
+func (b *upstreamBody) byEvent() { b.events = true }
+
+// progress restarts the idle timer: an event is complete (or a part of
+// one too long to hold has been relayed).
+func (b *upstreamBody) progress() { b.timer.Reset(b.wait()) }
 
 func (b *upstreamBody) Close() error {
 	b.timer.Stop()
@@ -102,9 +118,12 @@ func stripGateHeaders(h http.Header) {
 // the transport's wording stay in the server's log).
 func upstreamFailure(err error) *apiError {
 	var ne net.Error
+	var ae answerError
 	switch {
-	case errors.Is(err, errUpstreamStalled), errors.Is(err, errUpstreamSlow):
+	case errors.Is(err, errUpstreamStalled), errors.Is(err, errUpstreamSlow), errors.Is(err, errUpstreamEventSlow):
 		return newAPIError(504, codeUpstreamTimeout, "", err.Error())
+	case errors.As(err, &ae):
+		return newAPIError(502, codeUpstream, "", ae.Error())
 	case errors.As(err, &ne) && ne.Timeout(), strings.Contains(err.Error(), "timeout awaiting response headers"):
 		return newAPIError(504, codeUpstreamTimeout, "", "the upstream sent no response headers within upstream_timeout")
 	}
@@ -115,11 +134,13 @@ func upstreamFailure(err error) *apiError {
 // time, flushing each, and moves the write deadline forward so a long
 // generation is not cut by the server's write timeout. A gated stream goes
 // through ed (caveat, sufficiency) one event at a time; nil relays the
-// bytes as they are. A stream the upstream stalls (upstream_idle_timeout)
-// or breaks is ended cleanly: an error event, then data: [DONE], so a
-// client sees an error rather than a truncated answer it might take as
+// bytes as they are. Each event must be complete within
+// upstream_idle_timeout of the one before. A stream the upstream stalls,
+// drips or breaks is ended cleanly: an error event, then data: [DONE], so
+// a client sees an error rather than a truncated answer it might take as
 // complete.
-func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Reader, ed streamEditor) {
+func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body *upstreamBody, ed streamEditor) {
+	body.byEvent()
 	rc := http.NewResponseController(w)
 	rc.Flush()
 	buf := make([]byte, 32<<10)
@@ -146,6 +167,8 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 			}
 			if end > 0 {
 				chunk := pending[:end]
+				var bad error
+				dropped := len(pending) - end
 				if ed != nil {
 					out = out[:0]
 					for len(chunk) > 0 {
@@ -154,11 +177,20 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 							out, chunk = append(out, chunk...), nil
 							break
 						}
-						out, chunk = ed.event(out, chunk[:k]), chunk[k:]
+						if out, bad = ed.event(out, chunk[:k]); bad != nil {
+							dropped += len(chunk)
+							break
+						}
+						chunk = chunk[k:]
 					}
 					chunk = out
 				}
 				if !send(chunk) {
+					return
+				}
+				body.progress()
+				if bad != nil {
+					s.endStream(r, send, false, bad, dropped)
 					return
 				}
 				open = eventsEnd(pending[:end]) != end
@@ -166,11 +198,25 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 			}
 		}
 		if err == io.EOF {
-			// The upstream's own ending, as it sent it; then what the
-			// editor adds at the end, as an event of its own.
+			// The upstream's own ending; then what the editor adds at the
+			// end, as an event of its own. An event the upstream did not
+			// end with a blank line (some SSE readers dispatch it all the
+			// same) is edited as any other, and ended.
+			if ed != nil && !open && len(pending) > 0 {
+				ev := append(pending, '\n')
+				if nextEvent(ev) != len(ev) {
+					ev = append(ev, '\n')
+				}
+				edited, bad := ed.event(nil, ev)
+				if bad != nil {
+					s.endStream(r, send, false, bad, len(pending))
+					return
+				}
+				pending = edited
+			}
 			if ed != nil {
 				if tail := ed.end(nil); len(tail) > 0 {
-					if len(pending) > 0 || open {
+					if open || eventsEnd(pending) != len(pending) {
 						pending = append(pending, "\n\n"...)
 					}
 					pending = append(pending, tail...)
@@ -180,23 +226,32 @@ func (s *Server) relayStream(w http.ResponseWriter, r *http.Request, body io.Rea
 			return
 		}
 		if err != nil {
-			if r.Context().Err() != nil {
-				return // the client went away
-			}
-			s.log.Warn("gateway: upstream stream cut", "upstream", s.upstream.Redacted(), "error", err.Error(),
-				"dropped_partial_event_bytes", len(pending))
-			s.metrics.upstreamCuts.WithLabelValues("stream").Inc()
-			var end []byte
-			if open {
-				end = append(end, "\n\n"...)
-			}
-			end = append(end, "data: "...)
-			end = appendOpenAIError(end, upstreamFailure(err))
-			end = append(end, "\n\ndata: [DONE]\n\n"...)
-			send(end)
+			s.endStream(r, send, open, err, len(pending))
 			return
 		}
 	}
+}
+
+// endStream ends a stream the upstream cut, stalled, or sent an event of
+// that the gateway must not relay (errUnreadableEvent): after the events
+// already sent (open: the client has part of one), an error event, then
+// data: [DONE], so a client sees an error rather than a truncated answer it
+// might take as complete.
+func (s *Server) endStream(r *http.Request, send func([]byte) bool, open bool, err error, dropped int) {
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	s.log.Warn("gateway: upstream stream cut", "upstream", s.upstream.Redacted(), "error", err.Error(),
+		"dropped_event_bytes", dropped)
+	s.metrics.upstreamCuts.WithLabelValues("stream").Inc()
+	var end []byte
+	if open {
+		end = append(end, "\n\n"...)
+	}
+	end = append(end, "data: "...)
+	end = appendOpenAIError(end, upstreamFailure(err))
+	end = append(end, "\n\ndata: [DONE]\n\n"...)
+	send(end)
 }
 
 // maxPendingEvent bounds the part of one event held back until it is

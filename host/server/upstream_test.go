@@ -69,11 +69,16 @@ func TestUpstreamStalledBody(t *testing.T) {
 		{"checked JSON stalls (idle bound: write_timeout)", `{"id":"x","choices":[`, "", 0, gated, 504},
 		{"checked JSON stalls", `{"id":"x","choices":[`, "", 500 * time.Millisecond, gated, 504},
 		{"checked JSON drips past write_timeout", `{"id":"x","choices":[`, " ", 500 * time.Millisecond, gated, 504},
+		// Ungated and over max_response_bytes: relayed as it comes.
 		{"relayed body stalls", `{"id":"x","choices":[`, "", 500 * time.Millisecond, ungated, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			up := stallingUpstream(t, "application/json", c.first, c.drip)
-			s := start(t, Options{Upstream: up.ts.URL, WriteTimeout: 2 * time.Second, UpstreamIdleTimeout: c.idle})
+			opts := Options{Upstream: up.ts.URL, WriteTimeout: 2 * time.Second, UpstreamIdleTimeout: c.idle}
+			if c.status == 0 {
+				opts.MaxResponseBytes = int64(len(c.first)) - 1
+			}
+			s := start(t, opts)
 			began := time.Now()
 			resp, b, err := noHang(t, s.url+"/v1/chat/completions", c.body)
 			t.Logf("answered after %v", time.Since(began).Round(time.Millisecond))

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/ctxgate/ctxgate/gate/bundle"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 )
 
 // Key files are JSON key sets, one key per line:
@@ -128,11 +129,12 @@ func WriteKeyFile(path string, data []byte, secret bool) error {
 	return f.Close()
 }
 
-// ReadPrivateKeys reads secret key files; every key in them signs.
+// ReadPrivateKeys reads secret key files; every key in them signs. Like
+// ReadTrust it reads only regular files of at most safefile.MaxPolicyBytes.
 func ReadPrivateKeys(paths ...string) ([]*PrivateKey, error) {
 	var out []*PrivateKey
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := safefile.Read(p, safefile.MaxPolicyBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -146,12 +148,14 @@ func ReadPrivateKeys(paths ...string) ([]*PrivateKey, error) {
 }
 
 // ReadTrust reads trust files (repeat --trust for rotation) into one list,
-// dropping a key listed twice.
+// dropping a key listed twice. A path that is not a regular file (a FIFO, a
+// device), or a file over safefile.MaxPolicyBytes, is refused unread with a
+// *safefile.Error.
 func ReadTrust(paths ...string) ([]bundle.PublicKey, error) {
 	var out []bundle.PublicKey
 	seen := map[string]bool{}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := safefile.Read(p, safefile.MaxPolicyBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,9 @@
 // hostile inputs live in the repository as this code, not as megabytes of
 // files. Each case names the class of attack it belongs to; a class is what
 // docs/security.md's guarantees are stated for.
+//
+// Files (files_unix.go) makes the other kind of hostile input: special
+// files where a policy, trust or key file is expected.
 package hostile
 
 import (

@@ -7,6 +7,7 @@
 //	go run ./bench/cmd/perf                   # full run, writes docs/performance.md
 //	go run ./bench/cmd/perf -quick -out -     # a fast look, printed
 //	go run ./bench/cmd/perf -extra gc-conservative=/tmp/ctxgate-cons.wasm
+//	go run ./bench/cmd/perf -only gaps        # only `gaps report` at 1M and 10M events
 //
 // -extra adds a module (built with other flags) as one more column, for the
 // build decisions in docs/performance.md.
@@ -42,6 +43,8 @@ type config struct {
 	serveFor       time.Duration
 	extras         extraFlag
 	root           string
+	gapsEvents     []int
+	only           string
 }
 
 func main() {
@@ -54,9 +57,26 @@ func main() {
 	flag.DurationVar(&c.throughputFor, "throughput-for", 2*time.Second, "duration of each throughput run")
 	flag.DurationVar(&c.serveFor, "serve-for", 5*time.Second, "duration of the bench/load run")
 	flag.Var(&c.extras, "extra", "`name=file.wasm`: one more module to time (repeatable)")
+	gapsEvents := flag.String("gaps-events", "1000000,10000000", "synthetic gap events for the `gaps report` runs, comma-separated")
+	flag.StringVar(&c.only, "only", "", "gaps: run only the `gaps report` section (its blocks in docs/performance.md and docs/gaps.md)")
 	flag.Parse()
 	if c.quick {
 		c.samples, c.throughputFor, c.serveFor = 120, 500*time.Millisecond, 2*time.Second
+		if *gapsEvents == "1000000,10000000" {
+			*gapsEvents = "100000,1000000"
+		}
+	}
+	for _, f := range strings.Split(*gapsEvents, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			fmt.Fprintln(os.Stderr, "perf: -gaps-events wants positive counts, got "+f)
+			os.Exit(2)
+		}
+		c.gapsEvents = append(c.gapsEvents, n)
+	}
+	if c.only != "" && c.only != "gaps" {
+		fmt.Fprintln(os.Stderr, "perf: -only takes gaps")
+		os.Exit(2)
 	}
 	if err := run(&c); err != nil {
 		fmt.Fprintln(os.Stderr, "perf:", err)
@@ -72,6 +92,10 @@ func run(c *config) error {
 		return err
 	}
 	c.root = root
+	if c.only == "gaps" {
+		_, err := gapsReport(c)
+		return err
+	}
 	ctx := context.Background()
 	machine := bench.ThisMachine()
 	started := time.Now()
@@ -293,8 +317,12 @@ func run(c *config) error {
 		w("%s\n", t.String())
 	}
 
-	// 6. Targets.
-	w("## Targets (issue 10)\n\n")
+	// 6. The gap report at scale: its own block (docs/performance.md and
+	// docs/gaps.md).
+	gapRuns, gapsErr := gapsReport(c)
+
+	// 7. Targets.
+	w("## Targets (issues 10 and 27)\n\n")
 	tt := bench.Table{Head: []string{"target", "measured", "met"}}
 	if wl, ok := findWorkload(workloads, 20, true); ok {
 		l := results[wl.Name]
@@ -312,6 +340,17 @@ func run(c *config) error {
 	} else {
 		tt.Add("`ctxgate serve` ≥ 5,000 decisions/s", "not measured", "-")
 	}
+	if gapsErr == nil && len(gapRuns) > 0 {
+		last := gapRuns[len(gapRuns)-1]
+		tt.Add("`gaps report` of "+strconv.Itoa(last.events)+" events under 1 GB RSS", strconv.FormatInt(last.rssKB>>10, 10)+" MB", yes(last.rssKB < 1<<20))
+		if len(gapRuns) >= 2 {
+			first := gapRuns[0]
+			ratio := float64(last.cpu) / float64(first.cpu) / (float64(last.events) / float64(first.events))
+			tt.Add("`gaps report` time linear in events (CPU per event, largest over smallest run)", strconv.FormatFloat(ratio, 'f', 2, 64), yes(ratio <= 1.5))
+		}
+	} else {
+		tt.Add("`gaps report` of 10M events under 1 GB RSS", "not measured", "-")
+	}
 	w("%s\n", tt.String())
 	w("Run took %s.\n", time.Since(started).Round(time.Second))
 
@@ -328,6 +367,30 @@ func run(c *config) error {
 }
 
 func Micros(d time.Duration) string { return bench.Micros(d) }
+
+// gapsReport runs the gap report section and writes its block into
+// docs/performance.md (or stdout with -out -) and docs/gaps.md.
+func gapsReport(c *config) ([]gapsRun, error) {
+	text, runs, err := gapsSection(c)
+	if err != nil {
+		logf("gaps report: %v", err)
+		return nil, err
+	}
+	if c.out == "-" {
+		fmt.Print(text)
+		return runs, nil
+	}
+	for _, doc := range []string{c.out, "docs/gaps.md"} {
+		if !filepath.IsAbs(doc) {
+			doc = filepath.Join(c.root, doc)
+		}
+		logf("writing the gaps block of %s", doc)
+		if err := bench.WriteSplicedBlock(doc, "gaps", text); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
 
 func yes(ok bool) string {
 	if ok {

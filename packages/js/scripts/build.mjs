@@ -24,8 +24,13 @@ src += "};\n";
 writeFileSync(join(pkg, "src/presets.ts"), src);
 
 // 2. TypeScript.
+const tsc = join(pkg, "node_modules/.bin/tsc");
+if (!existsSync(tsc)) {
+  console.error(`build: ${tsc} is missing: run npm ci in ${pkg} first (npm ci && npm run build && npm pack)`);
+  process.exit(1);
+}
 rmSync(join(pkg, "dist"), { recursive: true, force: true });
-execFileSync(join(pkg, "node_modules/.bin/tsc"), ["-p", join(pkg, "tsconfig.json")], { stdio: "inherit" });
+execFileSync(tsc, ["-p", join(pkg, "tsconfig.json")], { stdio: "inherit" });
 
 // 3. The module.
 if (!existsSync(wasm)) throw new Error(`${wasm} is missing: run make build at the repository root`);

@@ -1,5 +1,5 @@
 // chromium.test.mjs: the package in a real headless Chromium (Debian's
-// chromium, driven by the lockfile's playwright-core). A static server on
+// chromium, driven by test/runtime/package-lock.json's playwright-core). A static server on
 // an ephemeral port serves the repository; test/runtime/browser.html
 // imports dist/ as ES modules, the module loads with fetch, and
 // test/runtime/check.js runs as in Deno: every golden request byte for
@@ -12,12 +12,15 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, request as httpRequest } from "node:http";
+import { createRequire } from "node:module";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { extname, join, normalize, sep } from "node:path";
-import { chromium } from "playwright-core";
 import { checkCount, clientCheckCount } from "./runtime/check.js";
 import { goldenErrorCode } from "../../../examples/edge/golden.js";
-import { cases, root, startServe } from "./helpers.mjs";
+import { cases, root, runtimes, startServe } from "./helpers.mjs";
+
+// playwright-core is installed in test/runtime (its own lockfile), not beside the package.
+const { chromium } = createRequire(`${runtimes}/../package.json`)("playwright-core");
 
 const executablePath = process.env.CTXGATE_CHROMIUM || "/usr/bin/chromium";
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json", ".wasm": "application/wasm" };

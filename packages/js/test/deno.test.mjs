@@ -1,4 +1,4 @@
-// deno.test.mjs: the package under Deno (the lockfile's deno), running
+// deno.test.mjs: the package under Deno (test/runtime/package-lock.json's deno), running
 // test/runtime/check.js: every golden request by preset name, byte for
 // byte, bad input as typed exceptions, validate, the presets; then the
 // client against a real ctxgate serve. The module is read from the
@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkCount, clientCheckCount } from "./runtime/check.js";
-import { cases, pkg, startServe } from "./helpers.mjs";
+import { cases, pkg, runtimes, startServe } from "./helpers.mjs";
 
 test("deno: the runtime checks, and the client against ctxgate serve", async (t) => {
   const serve = await startServe();
@@ -20,7 +20,7 @@ test("deno: the runtime checks, and the client against ctxgate serve", async (t)
   t.after(() => rmSync(denoDir, { recursive: true, force: true }));
   // Asynchronous, so this process keeps draining the server's output.
   const r = await new Promise((res) => {
-    execFile(`${pkg}/node_modules/.bin/deno`, ["run", "--quiet", "--allow-read", "--allow-env", "--allow-net=127.0.0.1", "test/runtime/deno.ts"], {
+    execFile(`${runtimes}/.bin/deno`, ["run", "--quiet", "--allow-read", "--allow-env", "--allow-net=127.0.0.1", "test/runtime/deno.ts"], {
       cwd: pkg,
       env: { ...process.env, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", CTXGATE_SERVE_URL: serve.url },
       encoding: "utf8",

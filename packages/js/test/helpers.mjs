@@ -2,15 +2,18 @@
 // golden cases (examples/edge/golden.js, the harness every JavaScript host
 // runs), the package's Gate as a golden `decide`, and a real
 // `ctxgate serve` on an ephemeral port.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { goldenCases } from "../../../examples/edge/golden.js";
 
 export const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const root = process.env.CTXGATE_ROOT || resolve(pkg, "../..");
 export const ctxgateBin = process.env.CTXGATE_BIN || `${root}/bin/ctxgate`;
+/** test/runtime/node_modules: Deno, workerd and playwright-core, from their own lockfile (not the package's). */
+export const runtimes = `${pkg}/test/runtime/node_modules`;
 
 export const io = {
   readBytes: (p) => new Uint8Array(readFileSync(p)),
@@ -142,3 +145,13 @@ export const KB = [
 ];
 export const ANSWERABLE = "How do I reset my password?";
 export const OFF_TOPIC = "What is the refund policy for annual plans?";
+
+/** The first fenced block of lang after heading in the README. */
+export function readmeBlock(heading, lang) {
+  const readme = readFileSync(join(pkg, "README.md"), "utf8");
+  const at = readme.indexOf(`\n${heading}\n`);
+  assert.ok(at >= 0, `README.md has no ${heading}`);
+  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(readme.slice(at));
+  assert.ok(m, `README.md has no ${lang} block under ${heading}`);
+  return m[1];
+}

@@ -1,15 +1,16 @@
 // package.test.mjs: the package as a user gets it. `npm pack` (scripts
 // off: dist/ is built by then), the tarball's file list, then an offline
 // install into an empty project: import by name resolves the exports map,
-// the default module loads from the installed package, and a TypeScript
-// consumer type-checks against the published .d.ts files.
+// the default module loads from the installed package, and TypeScript
+// consumers type-check against the published .d.ts files, among them the
+// README's OpenAI SDK example with the real openai package (tsc --strict).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cases, pkg } from "./helpers.mjs";
+import { cases, pkg, readmeBlock } from "./helpers.mjs";
 
 test("npm pack: the files a user gets, and an install that works by name", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "ctxgate-js-pack-"));
@@ -17,7 +18,7 @@ test("npm pack: the files a user gets, and an install that works by name", (t) =
   const npm = (args, cwd) => execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120000 });
   const [info] = JSON.parse(npm(["pack", "--json", "--ignore-scripts", "--pack-destination", dir], pkg));
   const files = info.files.map((f) => f.path).sort();
-  for (const f of ["LICENSE", "README.md", "ctxgate.wasm", "dist/index.js", "dist/index.d.ts", "dist/client.d.ts", "dist/langchain.js", "dist/llamaindex.d.ts", "package.json"]) {
+  for (const f of ["LICENSE", "README.md", "ctxgate.wasm", "dist/index.js", "dist/index.d.ts", "dist/client.d.ts", "dist/langchain.js", "dist/llamaindex.d.ts", "dist/openai.d.ts", "package.json"]) {
     assert.ok(files.includes(f), `${f} is not in the package`);
   }
   assert.deepEqual(files.filter((f) => !/^(dist\/[a-z]+\.(js|d\.ts)|LICENSE|README\.md|ctxgate\.wasm|package\.json)$/.test(f)), [], "unexpected files");
@@ -56,6 +57,16 @@ test("npm pack: the files a user gets, and an install that works by name", (t) =
       try { return [d, await client.gate(req)]; } catch (e) { if (e instanceof CtxgateError) console.log(e.code, e.field, tag); return [d, undefined]; }
     }
   `);
-  writeFileSync(join(app, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "ES2022", lib: ["ES2022", "DOM"], types: [], noEmit: true }, files: ["main.ts"] }));
-  execFileSync(`${pkg}/node_modules/.bin/tsc`, ["-p", app], { stdio: "pipe", timeout: 60000 });
+  // The README's OpenAI SDK example, verbatim, with the SDK the package is
+  // built against (from npm's cache: npm ci fetched it).
+  writeFileSync(join(app, "openai.ts"), readmeBlock("## The OpenAI SDK, through `ctxgate serve`", "ts"));
+  const { openai } = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")).devDependencies;
+  npm(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", `openai@${openai}`], app);
+  writeFileSync(join(app, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, module: "nodenext", moduleResolution: "nodenext", target: "ES2022", lib: ["ES2022", "DOM"], types: [], noEmit: true }, files: ["main.ts", "openai.ts"] }));
+  try {
+    execFileSync(`${pkg}/node_modules/.bin/tsc`, ["-p", app], { stdio: "pipe", timeout: 60000 });
+  } catch (err) {
+    throw new Error(`tsc --strict rejected the consumers:\n${err.stdout}${err.stderr}`);
+  }
 });
+

@@ -1,4 +1,4 @@
-// workerd.test.mjs: the package inside workerd (the lockfile's workerd),
+// workerd.test.mjs: the package inside workerd (test/runtime/package-lock.json's workerd),
 // as a Worker that imports the module and dist/ (test/runtime/worker.js,
 // workerd.capnp): every golden request gives the golden bytes, bad input
 // the error JSON with its status and exception class, unknown presets a
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { BAD_INPUTS, checkError, checkGolden } from "../../../examples/edge/golden.js";
-import { cases, pkg } from "./helpers.mjs";
+import { cases, pkg, runtimes } from "./helpers.mjs";
 
 let workerd, base, log = "";
 let passed = 0; // checks that held, reported as "workerd: N passed" like the other runtimes
@@ -27,7 +27,7 @@ async function start() {
   for (let attempt = 1; attempt <= 3; attempt++) {
     const port = await freePort();
     log = "";
-    const child = spawn(`${pkg}/node_modules/.bin/workerd`, ["serve", `${pkg}/test/runtime/workerd.capnp`, "--socket-addr", `http=127.0.0.1:${port}`], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(`${runtimes}/.bin/workerd`, ["serve", `${pkg}/test/runtime/workerd.capnp`, "--socket-addr", `http=127.0.0.1:${port}`], { stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", (d) => (log += d));
     child.stderr.on("data", (d) => (log += d));
     const url = `http://127.0.0.1:${port}`;

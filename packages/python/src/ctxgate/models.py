@@ -335,12 +335,13 @@ class Feedback:
     gap_event: bool  # whether a knowledge-gap event was written
     answer_in_sources: Optional[bool] = None  # this feedback's verdict, None when it gave none
     replaced: bool = False  # this feedback replaced an earlier value
+    recorded: bool = False  # the server wrote it to its feedback log (serve --feedback-log)
 
     @classmethod
     def from_dict(cls, m: Mapping[str, Any]) -> "Feedback":
         a = m.get("answer_in_sources")
         return cls(m.get("decision_id", ""), m.get("rating"), bool(m.get("gap_event", False)),
-                   None if a is None else bool(a), bool(m.get("replaced", False)))
+                   None if a is None else bool(a), bool(m.get("replaced", False)), bool(m.get("recorded", False)))
 
 
 @dataclass(frozen=True)
