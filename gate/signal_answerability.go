@@ -53,6 +53,7 @@ const (
 	featTopBM25
 	featTopSparse
 	featChunkCount
+	featNoTermMatch
 	nFeatures
 )
 
@@ -81,11 +82,16 @@ const (
 //     moves with how many chunks a request carries (deeper lists hold more
 //     passages one retriever alone returned, and lower the mean coverage),
 //     so a model whose probabilities are to mean the same at 5 and at 20
-//     chunks needs to know n. It says nothing about the answer by itself.
+//     chunks needs to know n. It says nothing about the answer by itself;
+//   - no_term_match: 1 when the query has terms and no chunk holds any of
+//     them (term_coverage_best is 0), else 0. answer_coverage reads a
+//     short chunk that shares no word with the question near a long one
+//     that shares a few (its length term is small), so a retrieval that
+//     missed the topic needs saying outright.
 var FeatureNames = [nFeatures]string{
 	"answer_coverage", "term_coverage_best", "term_coverage_mean", "doc_concentration",
 	"retriever_agreement", "lexical_spread", "semantic_spread",
-	"top_vector", "top_bm25", "top_sparse", "chunk_count",
+	"top_vector", "top_bm25", "top_sparse", "chunk_count", "no_term_match",
 }
 
 // featureIndex returns the index of a feature name, or -1.
@@ -315,6 +321,9 @@ func (s *answerabilityState) features(e *Engine, cfg *AnswerabilityConfig, answe
 		f[featTopSparse] = sp.max / (sp.max + cfg.SparseSaturation)
 	}
 	f[featChunkCount] = float64(n-1) / float64(n+9)
+	if e.q.nAnswer > 0 && f[featTermCoverageBest] == 0 {
+		f[featNoTermMatch] = 1
+	}
 	for i := range f {
 		f[i] = clamp01(snap(f[i]))
 	}

@@ -52,11 +52,8 @@ type ChunkRelevanceConfig struct {
 	MissingGap float64 // missing_gap: a chunk without a vector score sits this far below top (0.05)
 	// Relative (relative) scores requests whose vector scores have no
 	// cosine level (a dot product, l2 between embeddings not of unit
-	// length): the weights above read cosine units. HasRelative is false
-	// when the policy gives none: then such requests get no
-	// chunk_relevance and are ordered by the next ordering.
-	Relative    RelativeRelevance
-	HasRelative bool
+	// length): the weights above read cosine units.
+	Relative RelativeRelevance
 }
 
 // RelativeRelevance is chunk_relevance on any scale:
@@ -72,7 +69,8 @@ type RelativeRelevance struct {
 }
 
 func defaultChunkRelevance() ChunkRelevanceConfig {
-	return ChunkRelevanceConfig{Bias: -9.7964, Vector: 11.2182, BelowTop: -44.8727, Both: 1.3228, MissingGap: 0.05}
+	return ChunkRelevanceConfig{Bias: -9.7964, Vector: 11.2182, BelowTop: -44.8727, Both: 1.3228, MissingGap: 0.05,
+		Relative: RelativeRelevance{Bias: 0.2988, BelowTop: -3.0496, Both: 1.3284}}
 }
 
 func readChunkRelevance(p *Policy, o obj) *Error {
@@ -109,7 +107,6 @@ func readChunkRelevance(p *Policy, o obj) *Error {
 				return err
 			}
 		}
-		c.HasRelative = true
 	}
 	p.ChunkRelevance = &c
 	return nil
@@ -146,7 +143,7 @@ func (s *chunkRelevanceState) run(e *Engine, _ *Request) {
 			top, any = w[i].vector, true
 		}
 	}
-	if !any && !(cfg.HasRelative && s.relative(e, cfg)) {
+	if !any && !s.relative(e, cfg) {
 		return
 	}
 	s.any = true
