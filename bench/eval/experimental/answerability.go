@@ -22,7 +22,7 @@ import (
 // with). No raw score level enters: levels do not carry from one retriever
 // to another, and ctxgate calibrate fits them to a deployment's own.
 var (
-	TextFeatures   = []string{"answer_coverage", "doc_concentration", "chunk_count"}
+	TextFeatures   = []string{"answer_coverage", "doc_concentration", "chunk_count", "no_term_match"}
 	ScoredFeatures = []string{"retriever_agreement", "term_coverage_mean", "chunk_count"}
 )
 

@@ -150,9 +150,10 @@ func TestAnswerabilityCandidates(t *testing.T) {
 		{"text", TuneRows(s.Text), [][]string{
 			{"answer_coverage"},
 			{"answer_coverage", "doc_concentration"},
+			{"answer_coverage", "doc_concentration", "chunk_count"},
 			TextFeatures,
-			{"answer_coverage", "doc_concentration", "chunk_count", "term_coverage_mean"},
-			{"answer_coverage", "doc_concentration", "chunk_count", "term_coverage_best"},
+			{"answer_coverage", "doc_concentration", "chunk_count", "no_term_match", "term_coverage_mean"},
+			{"answer_coverage", "doc_concentration", "chunk_count", "no_term_match", "term_coverage_best"},
 		}},
 	} {
 		order := familiesOf(fam.rows, s.Families)

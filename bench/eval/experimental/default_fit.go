@@ -61,12 +61,15 @@ func LoadAnswerSets(dataDir string, e *gate.Engine) (*AnswerSets, error) {
 			}
 		}
 	}
+	var nomiracl []eval.Item
 	for _, lang := range eval.NoMIRACLLangs {
 		recs, err := eval.LoadNoMIRACL(dataDir, lang)
 		if err != nil {
 			return nil, err
 		}
-		if err := add("nomiracl-"+lang, eval.NoMIRACLItems(recs)); err != nil {
+		items := eval.NoMIRACLItems(recs)
+		nomiracl = append(nomiracl, items...)
+		if err := add("nomiracl-"+lang, items); err != nil {
 			return nil, err
 		}
 	}
@@ -75,6 +78,12 @@ func LoadAnswerSets(dataDir string, e *gate.Engine) (*AnswerSets, error) {
 		return nil, err
 	}
 	if err := add("clapnq", eval.ClapNQItems(clap)); err != nil {
+		return nil, err
+	}
+	if err := add("offtopic-clapnq", eval.OffTopicItems("offtopic-clapnq", eval.ClapNQItems(clap))); err != nil {
+		return nil, err
+	}
+	if err := add("offtopic-nomiracl", eval.OffTopicItems("offtopic-nomiracl", nomiracl)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -112,12 +121,14 @@ func FitDefault(s *AnswerSets) (text, scored *Model, err error) {
 //     value on a grid of 0.01 at which every family's tune error rate
 //     (answerable requests withheld) stays at or below MaxFamilyError:
 //     within that limit, the fewest unanswerable requests are answered;
-//   - the inject band's min is the lowest value on the grid, above the
-//     caveat band's, at which at least InjectPrecision of the tune
-//     requests injected hold the answer, every family weighing the same.
+//   - the inject band starts at InjectMin, 0.5: where the evidence more
+//     likely than not holds the answer, the gate answers from it plainly;
+//     below, down to the caveat band, it answers and says the answer
+//     rests on limited information. A calibrated probability makes that
+//     line a meaning rather than a fit.
 const (
-	MaxFamilyError  = 0.15
-	InjectPrecision = 0.90
+	MaxFamilyError = 0.15
+	InjectMin      = 0.5
 )
 
 // Bands are the operating point: the caveat and inject bands' mins.
@@ -175,24 +186,6 @@ func ChooseBands(conf []Scored) Bands {
 			b.Caveat = th
 		}
 	}
-	b.Inject = math.NaN()
-	for i := int(math.Round(b.Caveat*100)) + 1; i < 100; i++ {
-		th := float64(i) / 100
-		prec, n := 0.0, 0
-		for _, cs := range byFam {
-			var p eval.PR
-			for _, c := range cs {
-				p.Add(c.Conf >= th, c.Row.Label)
-			}
-			if p.TP+p.FP > 0 {
-				prec += p.Precision()
-				n++
-			}
-		}
-		if n > 0 && prec/float64(n) >= InjectPrecision {
-			b.Inject = th
-			break
-		}
-	}
+	b.Inject = math.Max(InjectMin, b.Caveat)
 	return b
 }

@@ -92,18 +92,23 @@ func loadGroups(dataDir string) ([]Group, *eval.TREC, []eval.ClapNQ, error) {
 			add(p.At(k), d.AnswerRemovedPairItems(k, p.Second))
 		}
 	}
+	var nomiracl []eval.Item
 	for _, lang := range eval.NoMIRACLLangs {
 		recs, err := eval.LoadNoMIRACL(dataDir, lang)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		add("nomiracl-"+lang, eval.NoMIRACLItems(recs))
+		items := eval.NoMIRACLItems(recs)
+		nomiracl = append(nomiracl, items...)
+		add("nomiracl-"+lang, items)
 	}
 	clap, err := eval.LoadClapNQ(dataDir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	add("clapnq", eval.ClapNQItems(clap))
+	add("offtopic-clapnq", eval.OffTopicItems("offtopic-clapnq", eval.ClapNQItems(clap)))
+	add("offtopic-nomiracl", eval.OffTopicItems("offtopic-nomiracl", nomiracl))
 	return gs, sets["dl19"], clap, nil
 }
 

@@ -63,6 +63,7 @@ func (r *Report) markdown() string {
 	w("- **Answer removed** (TREC DL19 and DL21, real retriever scores). For every judged query, the top k of a hybrid list (RRF, k = 60, of two runs' top 100; each chunk carries each run's raw score where that run returned it) as retrieved, labelled answerable when a passage graded >= 2 is in it; and the top k after every passage graded >= 1 was removed from both runs, as if never indexed, labelled not answerable. Four families, each BM25 (`scores.bm25`) beside a second retriever with a score convention of its own: " + r.pairList() + ". k = 5, 10 and 20. The families of one TREC set share its queries and its split.")
 	w("- **NoMIRACL** (nine languages: es fa fi fr hi id ko sw te). Ten Wikipedia passages per question, all on topic, text only; answerable when a human judged one relevant. The files shuffle the passages per query, and no feature reads a chunk's position.")
 	w("- **ClapNQ dev**: one on-topic passage per question, no scores; answerable or not.")
+	w("- **Off topic** (`offtopic-clapnq`, `offtopic-nomiracl`), built from the two: each question sent with the passages another question of its half retrieved (the next in a fixed order by hash), so the evidence misses the topic and cannot hold the answer (label 0, certain without a judge). It is the retriever that failed outright, which the on-topic sets never show; only a hallucination rate applies.")
 	w("- **DL19 passages**: the per-chunk score and the chunk filter, the top ", itoa(K), " BM25 + ada-002 hybrid passages of 43 queries, graded >= 2 as relevant.")
 	w()
 	w("Every policy runs natively through `gate.Engine.Decide` (the modules give the same bytes: the parity tests). \"Answered\" means action `inject` or `caveat`; `fallback` and `refuse` withhold the evidence. Rates follow NoMIRACL (Thakur et al., 2024): **hallucination rate** = answered among the requests whose evidence does not hold the answer; **error rate** = withheld among those whose evidence does. The `default` policy's models and its bands were fitted and chosen on the tune halves only (`bench/eval/experimental`, `bench/eval/PROPOSAL.md`); judge it by the held-out columns.")
@@ -139,7 +140,7 @@ func (r *Report) targetRows(def *PolicyResult) []targetRow {
 	var worst string
 	worstErr := -1.0
 	for _, g := range r.Groups {
-		if e := r.held(def, g.Name).Op.ErrorRate(); e > worstErr {
+		if e := r.held(def, g.Name).Op.ErrorRate(); !math.IsNaN(e) && e > worstErr {
 			worstErr, worst = e, g.Name
 		}
 	}
@@ -544,7 +545,9 @@ func (r *Report) readme() string {
 func (r *Report) worstError(def *PolicyResult) float64 {
 	worst := 0.0
 	for _, g := range r.Groups {
-		worst = math.Max(worst, r.held(def, g.Name).Op.ErrorRate())
+		if e := r.held(def, g.Name).Op.ErrorRate(); !math.IsNaN(e) {
+			worst = math.Max(worst, e)
+		}
 	}
 	return worst
 }

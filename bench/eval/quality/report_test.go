@@ -41,6 +41,9 @@ func TestQualityReport(t *testing.T) {
 				if res.Refused != "" && p.Name != "default" {
 					continue // a preset that cannot read this retriever's scores, and says so
 				}
+				if res.N > 0 && (res.Pos == 0 || res.Pos == res.N) {
+					continue // one label only (the off-topic families): no AUROC to check
+				}
 				if res.N == 0 || math.IsNaN(res.AUROC) || res.AUROC < 0 || res.AUROC > 1 {
 					t.Errorf("%s, %s, half %d: %d requests, AUROC %v", p.Name, g.Name, h, res.N, res.AUROC)
 				}
