@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/config/trace/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/wasm/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -65,7 +67,8 @@ func TestEnvoyConfigAgainstAPI(t *testing.T) {
 	var seen []string
 	walk(t, b.ProtoReflect(), "", func(path string, _ protoreflect.FieldDescriptor) { seen = append(seen, path) })
 	all := strings.Join(seen, " ")
-	for _, want := range []string{".failure_policy", ".match_typed_subject_alt_names", ".trusted_ca"} {
+	for _, want := range []string{".failure_policy", ".match_typed_subject_alt_names", ".trusted_ca", ".custom_tags.request_header",
+		"(envoy.config.trace.v3.OpenTelemetryConfig).grpc_service", ".http2_protocol_options"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the walk never reached %s", want)
 		}

@@ -66,6 +66,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	durFlag(fs, &fc.Limits.GateTimeout, "gate-timeout", "deadline of one gate call (0: 1s)")
 	durFlag(fs, &fc.Limits.UpstreamTimeout, "upstream-timeout", "time until the upstream's response headers (0: 120s)")
 	durFlag(fs, &fc.Limits.UpstreamIdleTimeout, "upstream-idle-timeout", "longest wait for more of the upstream's body, and in a stream for each complete event (0: the write timeout)")
+	tracing := fs.Bool("tracing", false, "export OpenTelemetry traces over OTLP (default: on when OTEL_TRACES_EXPORTER=otlp; docs/observability.md)")
+	fs.StringVar(&fc.Tracing.Endpoint, "tracing-endpoint", "", "the collector's OTLP base `URL`: http://HOST:4318 for http/protobuf, http://HOST:4317 for grpc (default: OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.StringVar(&fc.Tracing.Protocol, "tracing-protocol", "", "OTLP `PROTOCOL`: grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	fs.DurationVar(&shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long shutdown waits for requests in flight")
 	reloadPoll := fs.Duration("reload-poll", 2*time.Second, "check the policy files for changes this often (0: only on SIGHUP)")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "compiled-module cache `DIR`")
@@ -88,6 +91,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	override(set, cfg, &fc, trust)
+	if set["tracing"] {
+		cfg.Tracing.Enabled = tracing
+	}
 	applyDecisionLog(set, &cfg.DecisionLogConfig)
 	if set["reload-poll"] || cfg.ReloadPoll == nil {
 		d := server.Duration(*reloadPoll)
@@ -118,6 +124,14 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "serve", err)
 	}
 	ctx := context.Background()
+	traces, err := startTracing(ctx, cfg.Tracing, opts.Logger)
+	if err != nil {
+		return fail(stderr, "serve", usageError{err})
+	}
+	defer stopTracing(traces, opts.Logger)
+	if traces != nil {
+		opts.TracerProvider = traces.Provider
+	}
 	srv, err := server.New(ctx, opts)
 	if err != nil {
 		return fail(stderr, "serve", err)
@@ -193,6 +207,8 @@ func override(set map[string]bool, cfg, f *server.FileConfig, trust []string) {
 		"gate-timeout":          func() { cfg.Limits.GateTimeout = f.Limits.GateTimeout },
 		"upstream-timeout":      func() { cfg.Limits.UpstreamTimeout = f.Limits.UpstreamTimeout },
 		"upstream-idle-timeout": func() { cfg.Limits.UpstreamIdleTimeout = f.Limits.UpstreamIdleTimeout },
+		"tracing-endpoint":      func() { cfg.Tracing.Endpoint = f.Tracing.Endpoint },
+		"tracing-protocol":      func() { cfg.Tracing.Protocol = f.Tracing.Protocol },
 	}
 	pick["max-inflight-body-bytes"] = func() { cfg.Limits.MaxInflightBodyBytes = f.Limits.MaxInflightBodyBytes }
 	for name, apply := range pick {

@@ -152,6 +152,13 @@ func TestServeUsage(t *testing.T) {
 	if code, _, errs := cli(t, "", "serve", "--module", "rust"); code != exitUsage || !strings.Contains(errs, "rust") {
 		t.Errorf("bad module: exit %d %q", code, errs)
 	}
+	// Tracing settings are refused before anything starts.
+	if code, _, errs := cli(t, "", "serve", "--tracing", "--tracing-protocol", "http/json"); code != exitUsage || !strings.Contains(errs, "http/json") {
+		t.Errorf("bad tracing protocol: exit %d %q", code, errs)
+	}
+	if code, _, errs := cli(t, "", "serve", "--tracing", "--tracing-endpoint", "collector:4317"); code != exitUsage || !strings.Contains(errs, "collector:4317") {
+		t.Errorf("bad tracing endpoint: exit %d %q", code, errs)
+	}
 }
 
 // TestServeFailsClosed: serve never starts on the unsigned built-in default

@@ -36,6 +36,7 @@ type recorder struct {
 	bytes   int64
 	route   string
 	errCode string
+	traced  *requestSpan // nil unless tracing is on (tracing.go)
 }
 
 func (w *recorder) WriteHeader(code int) {
@@ -82,11 +83,17 @@ func routeName(path string) string {
 // observe wraps the router: it counts every request and writes its access
 // log line.
 func (s *Server) observe(next http.Handler, routes map[string]string) http.Handler {
+	if s.trace != nil {
+		s.trace.setRoutes(routes)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w, route: routes[r.URL.Path]}
 		if rec.route == "" {
 			rec.route = "not_found"
+		}
+		if s.trace != nil {
+			r = s.trace.startRequest(rec, r)
 		}
 		aborted := true
 		defer func() { s.logRequest(rec, r, start, aborted) }()
@@ -105,6 +112,9 @@ func (s *Server) logRequest(rec *recorder, r *http.Request, start time.Time, abo
 		code = "aborted"
 	}
 	s.metrics.requests.WithLabelValues(rec.route, code).Inc()
+	if rec.traced != nil {
+		s.trace.endRequest(rec, r, status, aborted)
+	}
 	if s.access == nil {
 		return
 	}

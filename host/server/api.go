@@ -32,6 +32,7 @@ func (s *Server) handleGate(w http.ResponseWriter, r *http.Request) {
 	id := s.newID()
 	query, emb := requestQuery(body)
 	s.remember(id, query, emb, d)
+	noteDecision(w, d, id)
 	setDecisionHeaders(w.Header(), d, id)
 	writeJSON(w, http.StatusOK, out)
 }

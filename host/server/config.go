@@ -68,6 +68,10 @@ type FileConfig struct {
 	AccessLogMaxBytes int64 `yaml:"access_log_max_bytes"`
 	AccessLogKeep     int   `yaml:"access_log_keep"`
 
+	// Tracing: OpenTelemetry traces over OTLP (StartTracing,
+	// docs/observability.md).
+	Tracing TracingConfig `yaml:"tracing"`
+
 	Limits            FileLimits         `yaml:"limits"`
 	ReloadPoll        *Duration          `yaml:"reload_poll"`
 	SufficientContext *SufficientContext `yaml:"sufficient_context"`
@@ -215,6 +219,7 @@ func (c *FileConfig) Options() (Options, error) {
 		LargeConcurrency:    c.Limits.LargeConcurrency,
 	}
 	o.MaxInflightBodyBytes = c.Limits.MaxInflightBodyBytes
+	o.GenAIProvider = strings.TrimSpace(c.Tracing.GenAIProvider)
 	if err := c.DecisionLogConfig.apply(&o); err != nil {
 		return o, err
 	}

@@ -80,6 +80,7 @@ func (s *Server) handleGated(api *gatedAPI) http.HandlerFunc {
 		}
 		id := s.newID()
 		s.remember(id, c.QueryText(), c.AppendQueryEmbedding(nil), d)
+		noteDecision(w, d, id)
 		s.metrics.gateway.WithLabelValues(api.route, d.Action).Inc()
 
 		if gate.Action(d.Action) == gate.ActionRefuse {
@@ -174,6 +175,8 @@ type exchange struct {
 	stream bool
 
 	ungated, errCode string // "skip" or "error" when d is nil
+
+	span *chatSpan // the upstream call's span; nil when tracing is off
 }
 
 func (x *exchange) setHeaders(h http.Header) {
@@ -193,10 +196,12 @@ func (x *exchange) setHeaders(h http.Header) {
 // write_timeout for a whole answer that is not a stream.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x *exchange) {
 	deadline := time.Now().Add(s.opts.WriteTimeout)
+	x.span = s.trace.startChat(r, x, body) // nil when tracing is off
+	defer x.span.end()
 	// The transport negotiates gzip and decompresses: the answer check
 	// and the caveat read the JSON.
 	resp, cancel, ok := s.roundTrip(w, r, upstreamCall{route: x.api.route, method: http.MethodPost,
-		body: &releasingBody{b: body, held: x.held}, length: int64(len(body)), headers: x.setHeaders})
+		body: &releasingBody{b: body, held: x.held}, length: int64(len(body)), headers: x.setHeaders, span: x.span})
 	x.held.release() // sent, or never to be
 	if !ok {
 		return
@@ -215,6 +220,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 	}
 	ub := newUpstreamBody(resp.Body, cancel, s.opts.UpstreamIdleTimeout, deadline)
 	defer ub.Close()
+	if x.span != nil {
+		x.span.body = ub
+	}
 	switch {
 	case stream:
 		var ed streamEditor
@@ -230,7 +238,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, x 
 			s.metrics.answerChecks.WithLabelValues("skipped_stream").Inc()
 		}
 		w.WriteHeader(resp.StatusCode)
-		s.relayStream(w, r, ub, ed)
+		s.relayStream(w, r, ub, x.span.observe(ed))
 	case ok:
 		s.relayChecked(w, r, ub, resp.ContentLength, x)
 	default:
@@ -295,6 +303,7 @@ func (s *Server) relayChecked(w http.ResponseWriter, r *http.Request, body *upst
 			perr = errAnswerUnreadable
 		case perr == nil:
 			b = read
+			x.span.readAnswer(&root)
 		}
 	}
 	switch {

@@ -33,6 +33,7 @@ type upstreamCall struct {
 	// answer is relayed compressed. Gated calls drop it: the transport
 	// negotiates gzip and decompresses, because the gateway reads the JSON.
 	keepEncoding bool
+	span         *chatSpan // a gated call's span (tracing_genai.go); nil: none
 }
 
 // roundTrip sends c to the upstream and returns its response, with the
@@ -40,7 +41,7 @@ type upstreamCall struct {
 // answered the client (or found it gone) and returns false.
 func (s *Server) roundTrip(w http.ResponseWriter, r *http.Request, c upstreamCall) (*http.Response, context.CancelFunc, bool) {
 	u := s.upstreamURL(r.URL)
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := context.WithCancel(c.span.context(r))
 	req, err := http.NewRequestWithContext(ctx, c.method, u.String(), c.body)
 	if err != nil {
 		cancel()
@@ -61,6 +62,9 @@ func (s *Server) roundTrip(w http.ResponseWriter, r *http.Request, c upstreamCal
 	if c.headers != nil {
 		c.headers(req.Header)
 	}
+	if s.trace != nil {
+		s.trace.inject(ctx, req.Header)
+	}
 	req.ContentLength = c.length
 	if c.length == 0 {
 		req.Body = http.NoBody
@@ -75,6 +79,7 @@ func (s *Server) roundTrip(w http.ResponseWriter, r *http.Request, c upstreamCal
 			outcome = "timeout"
 		}
 		s.metrics.upstream.WithLabelValues(c.route, outcome).Observe(time.Since(start).Seconds())
+		c.span.fail(e.Code, err.Error())
 		cancel()
 		if r.Context().Err() != nil {
 			return nil, nil, false // the client went away; nobody to answer
@@ -87,6 +92,7 @@ func (s *Server) roundTrip(w http.ResponseWriter, r *http.Request, c upstreamCal
 		return nil, nil, false
 	}
 	s.metrics.upstream.WithLabelValues(c.route, statusClass(resp.StatusCode)).Observe(time.Since(start).Seconds())
+	c.span.status(resp.StatusCode)
 	return resp, cancel, true
 }
 

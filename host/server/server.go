@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxgate/ctxgate/gate"
 	"github.com/ctxgate/ctxgate/host"
@@ -140,6 +142,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Transport reaches the upstream; default a clone of http.DefaultTransport.
 	Transport http.RoundTripper
+
+	// TracerProvider traces requests (tracing.go, docs/observability.md):
+	// one server span per request with the decision's ctxgate.*
+	// attributes, and in gateway mode the upstream call as a GenAI client
+	// span. Nil: no tracing, at no cost per request. StartTracing makes one
+	// from the tracing: section and the OTEL_* environment variables.
+	TracerProvider trace.TracerProvider
+	// Propagator reads the caller's trace context and writes the
+	// upstream's; default W3C trace context and baggage.
+	Propagator propagation.TextMapPropagator
+	// GenAIProvider is gen_ai.provider.name on the upstream call's span;
+	// default openai.
+	GenAIProvider string
 }
 
 func (o *Options) defaults() {
@@ -217,6 +232,7 @@ type Server struct {
 	gapPages gapsPages      // GET /gaps pages of the unchanged gap log (gapscache.go)
 	closing  atomic.Bool
 	faultLog rateLimit // trap and internal-error log lines: one a second
+	trace    *tracing  // nil: tracing off (tracing.go)
 
 	watchMu   sync.Mutex
 	watched   map[string]fileStamp
@@ -259,6 +275,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
+	s.trace = newTracing(&opts, s.upstream)
 	if len(opts.Policy.TrustFiles) == 0 {
 		s.log.Warn("policy signatures are NOT checked: no trust keys are configured (--trust); "+
 			"whoever can write the policy file decides what the gate does", "policy", opts.Policy.describe())

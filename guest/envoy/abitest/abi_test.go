@@ -216,6 +216,7 @@ func TestFilterABI(t *testing.T) {
 								}
 							}
 							c.check(t, o, ex, r)
+							checkProperties(t, r)
 
 							k := key{g.name, c.name}
 							if prev, ok := seen[k]; ok {
@@ -511,6 +512,7 @@ func checkRefused(ctype string) func(t *testing.T, o *oracle, ex Exchange, r Res
 		want := append(o.headers(), "x-ctxgate-refusal: hard")
 		wantHeaders(t, "local reply", r.Local.Headers, want)
 		wantHeaders(t, "client response", r.ResponseHeaders, want)
+		wantHeaders(t, "request held by the host", r.RequestHeaders, want)
 		content := ""
 		if ctype == "text/event-stream" {
 			events := strings.Split(strings.TrimSuffix(string(r.Local.Body), "\n\n"), "\n\n")
@@ -566,6 +568,7 @@ func checkErrorReply(status uint32, code, field string) func(t *testing.T, o *or
 		want := []string{"x-ctxgate-action: error", "x-ctxgate-error: " + code}
 		wantHeaders(t, "local reply", r.Local.Headers, want)
 		wantHeaders(t, "client response", r.ResponseHeaders, want)
+		wantHeaders(t, "request held by the host", r.RequestHeaders, want)
 	}
 }
 
@@ -614,6 +617,25 @@ func wantHeaders(t *testing.T, where string, h [][2]string, want []string) {
 	}
 }
 
+// checkProperties: the filter publishes the decision (and the answer
+// check) as properties, Envoy's filter state for its tracers and access
+// logs, for every outcome: each is the value of the x-ctxgate-* header it
+// mirrors in the client's response, and none is set without it.
+func checkProperties(t *testing.T, r Result) {
+	t.Helper()
+	want := map[string]string{}
+	for name, header := range PropertyNames {
+		for _, h := range r.ResponseHeaders {
+			if strings.EqualFold(h[0], header) && h[1] != "" {
+				want[name] = h[1]
+			}
+		}
+	}
+	if !reflect.DeepEqual(r.Properties, want) {
+		t.Errorf("properties =\n  %v\nwant (the response's x-ctxgate headers)\n  %v", r.Properties, want)
+	}
+}
+
 // sameBytes: the same exchange gives the same bytes in every host.
 func sameBytes(t *testing.T, hostA string, a Result, hostB string, b Result) {
 	t.Helper()
@@ -629,5 +651,8 @@ func sameBytes(t *testing.T, hostA string, a Result, hostB string, b Result) {
 	if !reflect.DeepEqual(CtxgateHeaders(a.RequestHeaders), CtxgateHeaders(b.RequestHeaders)) ||
 		!reflect.DeepEqual(CtxgateHeaders(a.ResponseHeaders), CtxgateHeaders(b.ResponseHeaders)) {
 		t.Errorf("x-ctxgate headers differ between %s and %s", hostA, hostB)
+	}
+	if !reflect.DeepEqual(a.Properties, b.Properties) {
+		t.Errorf("properties differ between %s and %s: %v, %v", hostA, hostB, a.Properties, b.Properties)
 	}
 }

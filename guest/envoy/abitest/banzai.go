@@ -71,13 +71,13 @@ func (h *banzaiHost) Start(config []byte) bool {
 	return err == nil && ok
 }
 
-func (h *banzaiHost) Do(ex Exchange) Result {
+func (h *banzaiHost) Do(ex Exchange) (res Result) {
 	exp := h.abiCtx.GetExports()
 	im := h.im
 	im.beginStream()
 	id := h.nextID
 	h.nextID++
-	var res Result
+	defer func() { res.Properties = im.props }()
 	must := func(a api.Action, err error) api.Action {
 		if err != nil {
 			im.logf("host: guest trapped: " + err.Error())
@@ -113,6 +113,7 @@ func (h *banzaiHost) Do(ex Exchange) Result {
 
 	if im.local != nil {
 		res.Local = im.local
+		res.RequestHeaders = im.reqHeaders.pairs()
 		im.respHeaders = newHeaderMap(append([][2]string{{":status", itoa(im.local.Status)}}, im.local.Headers...))
 		must(exp.ProxyOnResponseHeaders(id, int32(im.respHeaders.len()), 0))
 		im.respBody.Write(im.local.Body)
@@ -169,6 +170,8 @@ type imports struct {
 	reqBody, respBody       *bytes.Buffer
 	local                   *Local
 
+	props map[string]string // the exchange's properties (proxy_set_property)
+
 	metricNames []string
 	metricTypes []api.MetricType
 	metricVals  []int64
@@ -185,6 +188,14 @@ func (im *imports) beginStream() {
 	im.reqHeaders, im.respHeaders = newHeaderMap(nil), newHeaderMap(nil)
 	im.reqBody, im.respBody = new(bytes.Buffer), new(bytes.Buffer)
 	im.local = nil
+	im.props = map[string]string{}
+}
+
+// SetProperty keeps a property for the exchange, as Envoy keeps it in the
+// stream's filter state (a path of one segment; Envoy joins longer ones).
+func (im *imports) SetProperty(key, value string) api.WasmResult {
+	im.props[key] = value
+	return api.WasmResultOk
 }
 
 func (im *imports) logf(s string) { im.logs = append(im.logs, s) }

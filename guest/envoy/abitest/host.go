@@ -50,11 +50,28 @@ type Upstream struct {
 // Result is what each side saw after the filter ran.
 type Result struct {
 	Forwarded       bool        // the request reached the upstream
-	RequestHeaders  [][2]string // as forwarded
+	RequestHeaders  [][2]string // as forwarded; after a local reply, as the host holds them (what tracers' request_header tags read)
 	RequestBody     []byte      // as forwarded
 	Local           *Local      // the filter's local reply, if any
 	ResponseHeaders [][2]string // as the client gets them
 	ResponseBody    []byte
+	// Properties are the ctxgate.* properties the filter set during the
+	// exchange (Envoy's filter state wasm.ctxgate.*), by name.
+	Properties map[string]string
+}
+
+// PropertyNames are the properties the filter publishes the decision as,
+// as docs/envoy.md names them, each with the x-ctxgate-* header it
+// mirrors.
+var PropertyNames = map[string]string{
+	"ctxgate.action":       "x-ctxgate-action",
+	"ctxgate.level":        "x-ctxgate-level",
+	"ctxgate.confidence":   "x-ctxgate-confidence",
+	"ctxgate.policy":       "x-ctxgate-policy",
+	"ctxgate.refusal":      "x-ctxgate-refusal",
+	"ctxgate.error":        "x-ctxgate-error",
+	"ctxgate.answer_check": "x-ctxgate-answer-check",
+	"ctxgate.soft_refusal": "x-ctxgate-soft-refusal",
 }
 
 // Local is a reply the filter sent without calling the upstream.

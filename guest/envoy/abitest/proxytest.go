@@ -3,6 +3,7 @@ package abitest
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -61,8 +62,13 @@ func (h *sdkHost) Do(ex Exchange) Result {
 	return res
 }
 
-func (h *sdkHost) do(host proxytest.HostEmulator, id uint32, ex Exchange) Result {
-	var res Result
+func (h *sdkHost) do(host proxytest.HostEmulator, id uint32, ex Exchange) (res Result) {
+	// The emulator keeps properties for its lifetime: each is reset to a
+	// mark first, so what is read back is this exchange's.
+	for name := range PropertyNames {
+		host.SetProperty([]string{name}, unsetProperty)
+	}
+	defer func() { res.Properties = sdkProperties(host) }()
 
 	action := host.CallOnRequestHeaders(id, ex.requestHeaders(), false)
 	// What the upstream receives: each time the filter lets the buffered
@@ -81,6 +87,7 @@ func (h *sdkHost) do(host proxytest.HostEmulator, id uint32, ex Exchange) Result
 
 	if lr := host.GetSentLocalResponse(id); lr != nil {
 		res.Local = &Local{Status: lr.StatusCode, Headers: lr.Headers, Body: lr.Data}
+		res.RequestHeaders = host.GetCurrentRequestHeaders(id)
 		// Envoy encodes a local reply through the filter chain's
 		// response path, this filter included.
 		host.CallOnResponseHeaders(id, append([][2]string{{":status", itoa(lr.StatusCode)}}, lr.Headers...), false)
@@ -147,12 +154,26 @@ func (h *sdkHost) MemoryBytes() (n int, err error) {
 	return f.Len(), nil
 }
 
+// unsetProperty marks a property the exchange did not set.
+var unsetProperty = []byte("\x00unset")
+
+func sdkProperties(host proxytest.HostEmulator) map[string]string {
+	props := map[string]string{}
+	for name := range PropertyNames {
+		if v, err := host.GetProperty([]string{name}); err == nil && string(v) != string(unsetProperty) {
+			props[name] = string(v) // a copy: v may be the module's memory
+		}
+	}
+	return props
+}
+
 // clone returns a deep copy of r that shares no memory with the host.
 func (r Result) clone() Result {
 	r.RequestHeaders = cloneHeaders(r.RequestHeaders)
 	r.RequestBody = bytes.Clone(r.RequestBody)
 	r.ResponseHeaders = cloneHeaders(r.ResponseHeaders)
 	r.ResponseBody = bytes.Clone(r.ResponseBody)
+	r.Properties = maps.Clone(r.Properties)
 	if r.Local != nil {
 		l := *r.Local
 		l.Headers, l.Body = cloneHeaders(l.Headers), bytes.Clone(l.Body)

@@ -201,6 +201,9 @@ func (s *stream) failWith(err error, open bool) types.Action {
 
 // local answers the client without calling upstream.
 func (s *stream) local(status uint32, ctype string, body []byte) types.Action {
+	// The request never leaves Envoy, but its headers are what a tracer's
+	// request_header tags and the access log read.
+	s.addRequestHeaders()
 	h := make([][2]string, 0, len(s.mirror)+1)
 	h = append(h, s.mirror...)
 	// content-type goes last: banzaicloud's proxy-wasm-go-host (one of the
@@ -219,6 +222,7 @@ func (s *stream) addRequestHeaders() {
 	for _, h := range s.mirror {
 		proxywasm.ReplaceHttpRequestHeader(h[0], h[1])
 	}
+	publish(s.mirror)
 }
 
 func (s *stream) OnHttpResponseHeaders(_ int, endOfStream bool) types.Action {
@@ -244,7 +248,7 @@ func (s *stream) OnHttpResponseHeaders(_ int, endOfStream bool) types.Action {
 		// generated; holding them for the check would defeat streaming,
 		// and the verdict could only arrive after the body anyway.
 		s.p.stats.stream.Increment(1)
-		proxywasm.ReplaceHttpResponseHeader(HeaderAnswerCheck, "skipped-stream")
+		skippedCheck("skipped-stream")
 		return types.ActionContinue
 	case strings.HasPrefix(ctype, "application/json"):
 		// Hold the headers until the body is checked, so the verdict can
@@ -261,7 +265,7 @@ func (s *stream) OnHttpResponseBody(bodySize int, endOfStream bool) types.Action
 	}
 	if bodySize > s.p.cfg.MaxBodyBytes {
 		s.respBuf = false
-		proxywasm.ReplaceHttpResponseHeader(HeaderAnswerCheck, "skipped-oversize")
+		skippedCheck("skipped-oversize")
 		return types.ActionContinue
 	}
 	if !endOfStream {
@@ -271,12 +275,14 @@ func (s *stream) OnHttpResponseBody(bodySize int, endOfStream bool) types.Action
 	s.large = s.large || bodySize >= largeBody
 	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
 	if err != nil {
-		proxywasm.ReplaceHttpResponseHeader(HeaderAnswerCheck, "skipped-unreadable")
+		skippedCheck("skipped-unreadable")
 		return types.ActionContinue
 	}
-	for _, h := range checkAnswer(s.p, body, s.tags) {
+	checked := checkAnswer(s.p, body, s.tags)
+	for _, h := range checked {
 		proxywasm.ReplaceHttpResponseHeader(h[0], h[1])
 	}
+	publish(checked)
 	s.tags = nil
 	return types.ActionContinue
 }
