@@ -214,8 +214,14 @@ func fitModel(name string, rows []row, base *gate.AnswerabilityModel, cfg fitCon
 		for k := range mf.CV {
 			mf.CV[k].Chosen = mf.CV[k].Model == shift.String()
 		}
-		mf.Note = "moved the threshold only: on the fit split's cross-validation no refitted form (" + candidate{base: true}.String() +
-			", raw score levels, every weight) beat the base's own probabilities, shifted, by more than its standard error; the base's weights are kept"
+		var tried []string
+		for _, c := range mf.CV {
+			if c.Model != shift.String() {
+				tried = append(tried, c.Model)
+			}
+		}
+		mf.Note = "moved the threshold only: on the fit split's grouped cross-validation no refitted form (" + strings.Join(tried, "; ") +
+			") beat the base's own probabilities, shifted, by more than its standard error; the base's weights are kept"
 		return mf
 	}
 	// The chosen form, else the simpler ones, until one fits sensibly.
