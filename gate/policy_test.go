@@ -22,7 +22,7 @@ func TestPresetsLoad(t *testing.T) {
 	if err != nil || def.Ref().Name != "default" {
 		t.Fatalf("empty policy selects default: %v", err)
 	}
-	if got := string(def.Describe()); !strings.HasPrefix(got, `{"version":"0.1.0","schema_version":"1","policy":{"name":"default","version":"4","sha256":"`) {
+	if got := string(def.Describe()); !strings.HasPrefix(got, `{"version":"0.1.0","schema_version":"1","policy":{"name":"default","version":"5","sha256":"`) {
 		t.Fatalf("describe %s", got)
 	}
 }

@@ -52,6 +52,8 @@ const (
 	featTopVector
 	featTopBM25
 	featTopSparse
+	featChunkCount
+	featNoTermMatch
 	nFeatures
 )
 
@@ -73,11 +75,23 @@ const (
 //     bm25 and sparse saturated as s/(s+saturation); 0 when absent. Raw
 //     levels mean something only for one retriever on one corpus: the
 //     default gives them no weight, and calibration fits them to a
-//     deployment's own retriever.
+//     deployment's own retriever;
+//   - chunk_count: (n−1)/(n+9) for n chunks, in [0,1) (0 for one chunk,
+//     0.47 for ten, 0.66 for twenty; + − / only, as every number here, so
+//     every build gives the same bits). What the other features mean
+//     moves with how many chunks a request carries (deeper lists hold more
+//     passages one retriever alone returned, and lower the mean coverage),
+//     so a model whose probabilities are to mean the same at 5 and at 20
+//     chunks needs to know n. It says nothing about the answer by itself;
+//   - no_term_match: 1 when the query has terms and no chunk holds any of
+//     them (term_coverage_best is 0), else 0. answer_coverage reads a
+//     short chunk that shares no word with the question near a long one
+//     that shares a few (its length term is small), so a retrieval that
+//     missed the topic needs saying outright.
 var FeatureNames = [nFeatures]string{
 	"answer_coverage", "term_coverage_best", "term_coverage_mean", "doc_concentration",
 	"retriever_agreement", "lexical_spread", "semantic_spread",
-	"top_vector", "top_bm25", "top_sparse",
+	"top_vector", "top_bm25", "top_sparse", "chunk_count", "no_term_match",
 }
 
 // featureIndex returns the index of a feature name, or -1.
@@ -114,6 +128,13 @@ type AnswerabilityConfig struct {
 	ScoredMinCoverage float64
 	BM25Saturation    float64 // bm25_saturation: top_bm25 = s/(s+this) (10)
 	SparseSaturation  float64 // sparse_saturation: top_sparse = s/(s+this) (1)
+	// VectorCenter and VectorScale (vector_center, vector_scale) place
+	// the best vector similarity on a deployment's own scale:
+	// top_vector = sigmoid((s − center)/scale), whatever the metric (a
+	// dot product, a cosine). Calibration sets them from the deployment's
+	// examples; with no scale (0), top_vector is the best cosine level,
+	// and 0 for a metric without levels.
+	VectorCenter, VectorScale float64
 }
 
 func checkAnswerability(p *Policy) *Error {
@@ -148,6 +169,12 @@ func checkAnswerability(p *Policy) *Error {
 	if !finite(a.SparseSaturation) || a.SparseSaturation <= 0 {
 		return policyErr(at+".sparse_saturation", "must be a finite number > 0")
 	}
+	if !finite(a.VectorCenter) || math.Abs(a.VectorCenter) > rawScoreLimit {
+		return policyErr(at+".vector_center", "must be a finite number within ±1e9")
+	}
+	if !finite(a.VectorScale) || a.VectorScale < 0 || a.VectorScale > rawScoreLimit || (a.VectorScale > 0 && a.VectorScale < 1e-9) {
+		return policyErr(at+".vector_scale", "must be 0 (no calibrated level) or a finite number in [1e-9, 1e9]")
+	}
 	return nil
 }
 
@@ -158,7 +185,7 @@ func defaultAnswerability() AnswerabilityConfig {
 // readAnswerability reads signals.answerability: the text model (required),
 // the scored model, and the two saturations.
 func readAnswerability(o obj) (*AnswerabilityConfig, *Error) {
-	if err := o.Strict("text scored scored_min_term_coverage bm25_saturation sparse_saturation"); err != nil {
+	if err := o.Strict("text scored scored_min_term_coverage bm25_saturation sparse_saturation vector_center vector_scale"); err != nil {
 		return nil, err
 	}
 	c := defaultAnswerability()
@@ -184,6 +211,12 @@ func readAnswerability(o obj) (*AnswerabilityConfig, *Error) {
 		return nil, err
 	}
 	if err := readNum(o, "sparse_saturation", &c.SparseSaturation); err != nil {
+		return nil, err
+	}
+	if err := readNum(o, "vector_center", &c.VectorCenter); err != nil {
+		return nil, err
+	}
+	if err := readNum(o, "vector_scale", &c.VectorScale); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -230,7 +263,7 @@ func (s *answerabilityState) features(e *Engine, cfg *AnswerabilityConfig, answe
 		return false
 	}
 	var covSum float64
-	var bm, sem, sp moments
+	var bm, sem, sp, sim moments
 	for i := range w {
 		c := &w[i]
 		f[featAnswerCoverage] = maxf(f[featAnswerCoverage], answer[i])
@@ -247,15 +280,18 @@ func (s *answerabilityState) features(e *Engine, cfg *AnswerabilityConfig, answe
 		if sc.HasSparse {
 			sp.add(sc.Sparse)
 		}
-		if sc.HasVector {
-			sem.add(w[i].vector)
+		if c.hasVector {
+			sem.add(c.vector) // the cosine level: only with a metric that has one
+		}
+		if c.hasSim {
+			sim.add(c.sim)
 		}
 	}
 	f[featTermCoverageMean] = covSum / float64(n)
 	if n > 1 {
 		f[featDocConcentration] = float64(n-s.docs.distinctDocs(w)) / float64(n-1)
 	}
-	paired = bm.n > 0 && (sem.n > 0 || sp.n > 0)
+	paired = bm.n > 0 && (sim.n > 0 || sp.n > 0)
 	if paired {
 		both := 0
 		for i := range w {
@@ -272,7 +308,10 @@ func (s *answerabilityState) features(e *Engine, cfg *AnswerabilityConfig, answe
 	} else {
 		f[featSemanticSpread] = sem.spread()
 	}
-	if sem.n > 0 {
+	switch {
+	case cfg.VectorScale > 0 && sim.n > 0:
+		f[featTopVector] = sigmoid((sim.max - cfg.VectorCenter) / cfg.VectorScale)
+	case sem.n > 0:
 		f[featTopVector] = sem.max
 	}
 	if bm.n > 0 {
@@ -280,6 +319,10 @@ func (s *answerabilityState) features(e *Engine, cfg *AnswerabilityConfig, answe
 	}
 	if sp.n > 0 {
 		f[featTopSparse] = sp.max / (sp.max + cfg.SparseSaturation)
+	}
+	f[featChunkCount] = float64(n-1) / float64(n+9)
+	if e.q.nAnswer > 0 && f[featTermCoverageBest] == 0 {
+		f[featNoTermMatch] = 1
 	}
 	for i := range f {
 		f[i] = clamp01(snap(f[i]))
@@ -405,4 +448,48 @@ func (e *Engine) AnswerabilityFeatures(req *Request) (features []Signal, scored 
 	}
 	scored = paired && cfg.HasScored && s.feat[featTermCoverageBest] >= cfg.ScoredMinCoverage
 	return out, scored, nil
+}
+
+// TopScores are a request's best raw retriever scores, each as the gate
+// reads it: Vector the best vector similarity under the request's score
+// conventions (the engine's defaults where it states none), BM25 and Sparse
+// the best raw scores. A Has flag is false when no chunk carries the score.
+type TopScores struct {
+	Vector, BM25, Sparse          float64
+	HasVector, HasBM25, HasSparse bool
+}
+
+// TopScores checks req as Decide does and returns its best raw scores:
+// what calibration places a deployment's own score levels by
+// (vector_center, vector_scale, the saturations).
+func (e *Engine) TopScores(req *Request) (TopScores, error) {
+	var t TopScores
+	if req == nil {
+		return t, errorf(CodeBadField, "", "request is nil")
+	}
+	if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
+		return t, err
+	}
+	if err := e.checkInput(req); err != nil {
+		return t, err
+	}
+	chunks := req.Chunks
+	if len(chunks) == 0 && len(req.ResultsPerQuery) > 0 {
+		chunks = mergeResults(req.ResultsPerQuery, e.policy.Merge.MaxResults, &e.scale)
+	}
+	for i := range chunks {
+		s := &chunks[i].Scores
+		if s.HasVector {
+			if v := similarity(e.scale.metric, s.Vector); !t.HasVector || v > t.Vector {
+				t.Vector, t.HasVector = v, true
+			}
+		}
+		if s.HasBM25 && (!t.HasBM25 || s.BM25 > t.BM25) {
+			t.BM25, t.HasBM25 = s.BM25, true
+		}
+		if s.HasSparse && (!t.HasSparse || s.Sparse > t.Sparse) {
+			t.Sparse, t.HasSparse = s.Sparse, true
+		}
+	}
+	return t, nil
 }

@@ -23,7 +23,8 @@ var chunkRelevanceGroup = signalGroup{
 		for _, w := range [...]struct {
 			f string
 			v float64
-		}{{"bias", c.Bias}, {"vector", c.Vector}, {"below_top", c.BelowTop}, {"both", c.Both}} {
+		}{{"bias", c.Bias}, {"vector", c.Vector}, {"below_top", c.BelowTop}, {"both", c.Both},
+			{"relative.bias", c.Relative.Bias}, {"relative.below_top", c.Relative.BelowTop}, {"relative.both", c.Relative.Both}} {
 			if !logitWeight(w.v) {
 				return policyErr("signals.chunk_relevance."+w.f, "must be a finite number in [-100,100]")
 			}
@@ -49,10 +50,27 @@ type ChunkRelevanceConfig struct {
 	BelowTop   float64 // below_top: weight of (top − v) (-44.8727)
 	Both       float64 // both: weight of "chunk has both a vector and a bm25 score" (1.3228)
 	MissingGap float64 // missing_gap: a chunk without a vector score sits this far below top (0.05)
+	// Relative (relative) scores requests whose vector scores have no
+	// cosine level (a dot product, l2 between embeddings not of unit
+	// length): the weights above read cosine units.
+	Relative RelativeRelevance
+}
+
+// RelativeRelevance is chunk_relevance on any scale:
+// sigmoid(Bias + BelowTop·(top−s)/(top−bottom) + Both·both), where top and
+// bottom are the request's best and worst vector similarity, so that a dot
+// product of 105 below a best of 108 in a list down to 95 sits where a
+// cosine would sit in the same place of its list; a chunk without a vector
+// score sits at the bottom (1). The defaults are fitted on DL19's tuning
+// half with TAS-B dot products, requests of 5, 10 and 20 chunks
+// (bench/eval/experimental).
+type RelativeRelevance struct {
+	Bias, BelowTop, Both float64
 }
 
 func defaultChunkRelevance() ChunkRelevanceConfig {
-	return ChunkRelevanceConfig{Bias: -9.7964, Vector: 11.2182, BelowTop: -44.8727, Both: 1.3228, MissingGap: 0.05}
+	return ChunkRelevanceConfig{Bias: -9.7964, Vector: 11.2182, BelowTop: -44.8727, Both: 1.3228, MissingGap: 0.05,
+		Relative: RelativeRelevance{Bias: 0.2988, BelowTop: -3.0496, Both: 1.3284}}
 }
 
 func readChunkRelevance(p *Policy, o obj) *Error {
@@ -62,7 +80,7 @@ func readChunkRelevance(p *Policy, o obj) *Error {
 	if v, _ := o.Get("above_low", false); v != nil {
 		return o.Fail("above_low", "was removed (it tied the score to the number of chunks); use vector, below_top, both, missing_gap")
 	}
-	if err := o.Strict("bias vector below_top both missing_gap"); err != nil {
+	if err := o.Strict("bias vector below_top both missing_gap relative"); err != nil {
 		return err
 	}
 	c := defaultChunkRelevance()
@@ -73,6 +91,21 @@ func readChunkRelevance(p *Policy, o obj) *Error {
 		{"missing_gap", &c.MissingGap}} {
 		if err := readNum(o, f.k, f.v); err != nil {
 			return err
+		}
+	}
+	if r, ok, err := o.Object("relative", false); err != nil {
+		return err
+	} else if ok {
+		if err := r.Strict("bias below_top both"); err != nil {
+			return err
+		}
+		for _, f := range [...]struct {
+			k string
+			v *float64
+		}{{"bias", &c.Relative.Bias}, {"below_top", &c.Relative.BelowTop}, {"both", &c.Relative.Both}} {
+			if err := readNum(r, f.k, f.v); err != nil {
+				return err
+			}
 		}
 	}
 	p.ChunkRelevance = &c
@@ -110,23 +143,27 @@ func (s *chunkRelevanceState) run(e *Engine, _ *Request) {
 			top, any = w[i].vector, true
 		}
 	}
-	if !any {
+	if !any && !s.relative(e, cfg) {
 		return
 	}
 	s.any = true
-	s.relevance = resizeFloat(s.relevance, len(w))
 	best := 0.0
+	if any {
+		s.relevance = resizeFloat(s.relevance, len(w))
+		for i := range w {
+			v := top - cfg.MissingGap
+			if w[i].hasVector {
+				v = w[i].vector
+			}
+			both := 0.0
+			if w[i].hasVector && w[i].hasBM25 {
+				both = 1
+			}
+			x := cfg.Bias + float64(cfg.Vector*v) + float64(cfg.BelowTop*(top-v)) + float64(cfg.Both*both)
+			s.relevance[i] = clamp01(snap(sigmoid(x)))
+		}
+	}
 	for i := range w {
-		v := top - cfg.MissingGap
-		if w[i].hasVector {
-			v = w[i].vector
-		}
-		both := 0.0
-		if w[i].hasVector && w[i].hasBM25 {
-			both = 1
-		}
-		x := cfg.Bias + float64(cfg.Vector*v) + float64(cfg.BelowTop*(top-v)) + float64(cfg.Both*both)
-		s.relevance[i] = clamp01(snap(sigmoid(x)))
 		best = maxf(best, s.relevance[i])
 	}
 	e.addSignal(SigChunkRelevance, best)
@@ -155,3 +192,44 @@ func (s *chunkRelevanceState) run(e *Engine, _ *Request) {
 
 func (s *chunkRelevanceState) scored() bool             { return s.any }
 func (s *chunkRelevanceState) chunkScore(i int) float64 { return s.relevance[i] }
+
+// relative scores every chunk by the relative model when the request's
+// vector scores have no cosine level; false when no chunk has a vector
+// score at all.
+func (s *chunkRelevanceState) relative(e *Engine, cfg *ChunkRelevanceConfig) bool {
+	w := e.work
+	top, bottom, any := 0.0, 0.0, false
+	for i := range w {
+		if !w[i].hasSim {
+			continue
+		}
+		if !any || w[i].sim > top {
+			top = w[i].sim
+		}
+		if !any || w[i].sim < bottom {
+			bottom = w[i].sim
+		}
+		any = true
+	}
+	if !any {
+		return false
+	}
+	r := &cfg.Relative
+	s.relevance = resizeFloat(s.relevance, len(w))
+	for i := range w {
+		below := 1.0 // no vector score: below every chunk that has one
+		if w[i].hasSim {
+			below = 0
+			if top > bottom {
+				below = (top - w[i].sim) / (top - bottom)
+			}
+		}
+		both := 0.0
+		if w[i].hasSim && w[i].hasBM25 {
+			both = 1
+		}
+		x := r.Bias + float64(r.BelowTop*below) + float64(r.Both*both)
+		s.relevance[i] = clamp01(snap(sigmoid(x)))
+	}
+	return true
+}

@@ -9,6 +9,9 @@ import "sort"
 type Request struct {
 	Query  string
 	Chunks []Chunk
+	// VectorMetric is the request's vector_metric ("" for the default,
+	// cosine similarity).
+	VectorMetric string
 }
 
 // Chunk is one retrieved passage of a Request. A score is sent only when
@@ -21,7 +24,10 @@ type Chunk struct {
 
 // Item is one labeled gate request.
 type Item struct {
-	Set        string // "dl19", "dl21", "clapnq" or "nomiracl-<lang>"
+	Set string // "dl19", "dl21", "clapnq" or "nomiracl-<lang>": the split's key
+	// Family names the retriever pair of an answer-removed item
+	// ("dl19-tasb", Pair.Name); "" elsewhere, where the set names it.
+	Family     string
 	ID         string // query id
 	Tune       bool   // in the tuning half (else held out)
 	Req        *Request
@@ -44,16 +50,16 @@ type HybridRank struct {
 	HasBM25, HasVec, HasSparse bool
 }
 
-// Hybrid fuses BM25 and ada-002 top-100 lists of one query by reciprocal rank
-// (1/(60+rank), rank 1-based). A passage absent from one list contributes
-// nothing from it, and its score for that retriever stays absent: it ranked
-// below that retriever's 100th hit, and a made-up number would be a lie the
-// gate cannot tell from a real one. Ties break by docid, so the order is
-// deterministic.
+// Hybrid fuses BM25 and the set's default second retriever's top-100 lists
+// of one query by reciprocal rank (1/(60+rank), rank 1-based). A passage
+// absent from one list contributes nothing from it, and its score for that
+// retriever stays absent: it ranked below that retriever's 100th hit, and a
+// made-up number would be a lie the gate cannot tell from a real one. Ties
+// break by docid, so the order is deterministic.
 func (d *TREC) Hybrid(qid string) []HybridRank { return d.HybridWithout(qid, nil) }
 
-// SecondRetriever is the retriever fused with BM25 in a set's hybrid list:
-// ada-002 (dense, scores.vector) for DL19, SPLADE++ (learned sparse,
+// SecondRetriever is the retriever fused with BM25 in a set's default hybrid
+// list: ada-002 (dense, scores.vector) for DL19, SPLADE++ (learned sparse,
 // scores.sparse) for DL21.
 func (d *TREC) SecondRetriever() string {
 	if d.Set == "dl21" {
@@ -62,11 +68,18 @@ func (d *TREC) SecondRetriever() string {
 	return Ada2
 }
 
-// HybridWithout is Hybrid over the runs with the passages in drop removed
-// from every run, as if they had never been indexed: the remaining hits move
-// up, so their ranks (and RRF) are counted among what is left, while their
-// scores stay the retrievers' raw scores.
+// HybridWithout is HybridPairWithout with the set's default second retriever.
 func (d *TREC) HybridWithout(qid string, drop map[string]bool) []HybridRank {
+	return d.HybridPairWithout(qid, d.SecondRetriever(), drop)
+}
+
+// HybridPairWithout fuses BM25 with second over the runs with the passages
+// in drop removed from every run, as if they had never been indexed: the
+// remaining hits move up, so their ranks (and RRF) are counted among what is
+// left, while their scores stay the retrievers' raw scores. A dense second
+// retriever's score goes to Vector (ada-002's cosine, TAS-B's dot product:
+// Pair says which), SPLADE++'s to Sparse.
+func (d *TREC) HybridPairWithout(qid, second string, drop map[string]bool) []HybridRank {
 	idx := map[string]int{}
 	var out []HybridRank
 	add := func(run *Run, field string) {
@@ -97,11 +110,7 @@ func (d *TREC) HybridWithout(qid string, drop map[string]bool) []HybridRank {
 		}
 	}
 	add(d.Runs[BM25][qid], "bm25")
-	if second := d.SecondRetriever(); second == Splade {
-		add(d.Runs[Splade][qid], "sparse")
-	} else {
-		add(d.Runs[Ada2][qid], "vector")
-	}
+	add(d.Runs[second][qid], secondField(second))
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].RRF != out[j].RRF {
 			return out[i].RRF > out[j].RRF
@@ -109,6 +118,23 @@ func (d *TREC) HybridWithout(qid string, drop map[string]bool) []HybridRank {
 		return out[i].DocID < out[j].DocID
 	})
 	return out
+}
+
+// secondField is the request score a second retriever's score is sent as.
+func secondField(r string) string {
+	if r == Splade {
+		return "sparse"
+	}
+	return "vector"
+}
+
+// VectorMetric is the vector_metric a second retriever's scores.vector is
+// sent with: TAS-B scores by dot product, ada-002 by cosine similarity.
+func VectorMetric(second string) string {
+	if second == TASB {
+		return "dot"
+	}
+	return ""
 }
 
 // chunkOf is the request chunk of one fused passage.
@@ -123,10 +149,14 @@ func (d *TREC) chunkOf(p HybridRank) Chunk {
 // each only when that retriever returned the passage, and the passage text.
 // The RRF score is not sent: the retrieval score would then prefer it over the vector
 // score, and a fused rank score is not a similarity.
-func (d *TREC) DL19Items(k int) []Item {
+func (d *TREC) DL19Items(k int) []Item { return d.PairItems(k, d.SecondRetriever()) }
+
+// PairItems is DL19Items over the hybrid of BM25 and second: the passages
+// as retrieved, with their grades, one request per judged query.
+func (d *TREC) PairItems(k int, second string) []Item {
 	var items []Item
 	for _, qid := range d.QIDs {
-		h := d.Hybrid(qid)
+		h := d.HybridPairWithout(qid, second, nil)
 		if len(h) > k {
 			h = h[:k]
 		}
@@ -134,7 +164,7 @@ func (d *TREC) DL19Items(k int) []Item {
 		if q == "" {
 			q = d.Runs[BM25][qid].Query
 		}
-		it := Item{Set: d.Set, ID: qid, Tune: IsTune(d.Set, qid), Req: &Request{Query: q}}
+		it := Item{Set: d.Set, ID: qid, Tune: IsTune(d.Set, qid), Req: &Request{Query: q, VectorMetric: VectorMetric(second)}}
 		for _, p := range h {
 			it.Req.Chunks = append(it.Req.Chunks, d.chunkOf(p))
 			g := d.Qrels[qid][p.DocID]

@@ -58,13 +58,21 @@ func QueryBaselines(set string, items []Item) []Baseline {
 	var out []Baseline
 	for _, name := range QuerySignals {
 		var xs []Scored
+		present := 0
 		for _, it := range items {
-			if v, ok := QuerySignal(name, it.Req); ok {
-				xs = append(xs, Scored{v, it.Answerable, it.Tune})
+			v, ok := QuerySignal(name, it.Req)
+			if ok {
+				present++
+			} else {
+				// A request without the signal's inputs (no chunk the
+				// retriever scored) is what a gate on that signal alone
+				// would trust least.
+				v = math.Inf(-1)
 			}
+			xs = append(xs, Scored{v, it.Answerable, it.Tune})
 		}
-		if len(xs) < len(items) {
-			continue // absent from some requests: not a signal this set has
+		if 2*present < len(items) {
+			continue // absent from most requests: not a signal this set has
 		}
 		out = append(out, Split(set, "query", name, xs))
 	}

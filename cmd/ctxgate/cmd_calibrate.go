@@ -39,6 +39,7 @@ type calibrateFlags struct {
 	testShare        float64
 	name, version    string
 	noLevels         bool
+	metric, scale    string
 }
 
 func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -59,6 +60,8 @@ func runCalibrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.name, "name", "", "name of the written policy (default: the base's)")
 	fs.StringVar(&f.version, "version", "", "version of the written policy (default: the base's + \"-calibrated.\" + the UTC time, so later calibrations sort later)")
 	fs.BoolVar(&f.noLevels, "no-levels", false, "leave the raw score levels (top_vector, top_bm25, top_sparse) out of the fit")
+	fs.StringVar(&f.metric, "vector-metric", "", vectorMetricHelp+"; give the one serve applied when the decision log's requests state none")
+	fs.StringVar(&f.scale, "rerank-scale", "", rerankScaleHelp)
 	fs.Usage = func() {
 		io.WriteString(stderr, "usage: ctxgate calibrate (--data EXAMPLES.jsonl | --decisions LOG --feedback LOG) (--max-hallucination X | --max-error X) [--confidence 0.9] [--base default] --out POLICY.json [--report REPORT.md]\n")
 		fs.PrintDefaults()
@@ -161,7 +164,12 @@ func (f *calibrateFlags) options(set map[string]bool) (calibrate.Options, error)
 	if !(o.Confidence > 0 && o.Confidence < 1) {
 		return o, errors.New("--confidence must be in (0,1), not " + strconv.FormatFloat(o.Confidence, 'g', -1, 64))
 	}
-	base, err := (&gateFlags{policy: f.base}).loadPolicy()
+	gf := &gateFlags{policy: f.base, metric: f.metric, scale: f.scale}
+	var err error
+	if o.Defaults.VectorMetric, o.Defaults.RerankScale, err = gf.scoreConventions(); err != nil {
+		return o, err
+	}
+	base, err := gf.loadPolicy()
 	if err != nil {
 		return o, errors.New("--base: " + err.Error())
 	}

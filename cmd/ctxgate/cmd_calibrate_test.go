@@ -74,11 +74,11 @@ func TestCalibrateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the written policy does not validate: %v", err)
 	}
-	if !strings.HasPrefix(pol.Version, "4-calibrated.20") {
+	if !strings.HasPrefix(pol.Version, "5-calibrated.20") {
 		t.Errorf("version %q: want the base's and the UTC time", pol.Version)
 	}
 	md, _ := os.ReadFile(p("report.md"))
-	for _, want := range []string{"# Calibration report: default 4-calibrated.", "**Guarantee.**", "## The bound", "## Held-out AUROC"} {
+	for _, want := range []string{"# Calibration report: default 5-calibrated.", "**Guarantee.**", "## The bound", "## Held-out AUROC"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -61,7 +61,7 @@ func TestDecisionTextContent(t *testing.T) {
 		want []string
 	}{
 		{"refuse", refuse, []string{
-			"action      refuse: do not call the model", "confidence  0.282, band INSUFFICIENT (insufficient), flagged for review",
+			"action      refuse: do not call the model", "confidence  0.038, band INSUFFICIENT (insufficient), flagged for review",
 			"kept        S1  kb3  kb/billing", "refusal     I don't have sufficient evidence",
 			"missing     Query term 'refund' not found in context", "advice      Top score is low (0.21)", "gap         refusal_hard",
 		}},

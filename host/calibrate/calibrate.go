@@ -44,6 +44,11 @@ type Options struct {
 	// NoLevels leaves the raw score levels (top_vector, top_bm25,
 	// top_sparse) out of the fit.
 	NoLevels bool
+	// Defaults are the score conventions of examples whose request states
+	// none, as the host that logged them applied them (serve's
+	// --vector-metric is applied inside the gate, so a logged request does
+	// not carry it).
+	Defaults gate.Defaults
 	// Name and Version of the written policy; "" means the base's name,
 	// and the base's version + "-calibrated." + a hash of the calibrated
 	// models (the CLI passes a UTC time instead, so that later
@@ -101,7 +106,7 @@ func Calibrate(exs []Example, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := loadBase(o.Base)
+	b, err := loadBase(o.Base, o.Defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -154,16 +159,27 @@ type run struct {
 
 // saturate sets bm25_saturation and sparse_saturation to the fit split's
 // median best score, so that top_bm25 and top_sparse sit at 0.5 for a
-// typical request of this retriever, and recomputes the features with
-// them. A base model that already weighs a level keeps its saturation.
+// typical request of this retriever, and, for vector scores without a
+// cosine level (a dot product, which no default could place), vector_center
+// and vector_scale to the median and spread of the best vector similarity,
+// so that top_vector reads this retriever's own scale; then it recomputes
+// the features with them. A base model that already weighs a level keeps
+// its own.
 func (c *run) saturate() error {
 	cfg := c.b.cfg
 	c.w.bm25Sat, c.w.sparseSat = cfg.BM25Saturation, cfg.SparseSaturation
-	c.rep.Saturations = Saturations{BM25: cfg.BM25Saturation, Sparse: cfg.SparseSaturation, BaseBM25: cfg.BM25Saturation, BaseSparse: cfg.SparseSaturation}
-	var bm, sp []float64
+	c.w.vectorCenter, c.w.vectorScale = cfg.VectorCenter, cfg.VectorScale
+	c.rep.Saturations = Saturations{BM25: cfg.BM25Saturation, Sparse: cfg.SparseSaturation, BaseBM25: cfg.BM25Saturation, BaseSparse: cfg.SparseSaturation,
+		VectorCenter: cfg.VectorCenter, VectorScale: cfg.VectorScale}
+	var bm, sp, vec []float64
+	cosines := false // some vector score has a cosine level: top_vector reads it as it is
 	for _, r := range c.rows {
 		if r.split == fitSplit {
 			bm, sp = append(bm, r.topBM25), append(sp, r.topSparse)
+			if r.hasTopVector {
+				vec = append(vec, r.topVector)
+				cosines = cosines || r.f[featTopVector] > 0
+			}
 		}
 	}
 	if m := median(bm); m > 0 && !usesLevel(cfg, featTopBM25) {
@@ -172,7 +188,10 @@ func (c *run) saturate() error {
 	if m := median(sp); m > 0 && !usesLevel(cfg, featTopSparse) {
 		c.w.sparseSat = m
 	}
-	if c.w.bm25Sat == cfg.BM25Saturation && c.w.sparseSat == cfg.SparseSaturation {
+	if center, scale := location(vec); scale > 0 && !cosines && !usesLevel(cfg, featTopVector) {
+		c.w.vectorCenter, c.w.vectorScale = center, scale
+	}
+	if c.w.bm25Sat == cfg.BM25Saturation && c.w.sparseSat == cfg.SparseSaturation && c.w.vectorScale == cfg.VectorScale {
 		return nil
 	}
 	c.w.name, c.w.version, c.w.text, c.w.scored = "probe", "0", cfg.Text, cfg.Scored
@@ -180,7 +199,7 @@ func (c *run) saturate() error {
 	if err != nil {
 		return err
 	}
-	probe, err := gate.NewEngine(doc)
+	probe, err := newEngine(doc, c.o.Defaults)
 	if err != nil {
 		return errors.New("calibrate: the base with the fitted saturations: " + err.Error())
 	}
@@ -235,6 +254,11 @@ func (c *run) fit() {
 		s.Sparse, s.SparseFromData = c.w.sparseSat, true
 	} else {
 		c.w.sparseSat = c.b.cfg.SparseSaturation
+	}
+	if used(featTopVector) && c.w.vectorScale != c.b.cfg.VectorScale {
+		s.VectorCenter, s.VectorScale, s.VectorFromData = c.w.vectorCenter, c.w.vectorScale, true
+	} else {
+		c.w.vectorCenter, c.w.vectorScale = c.b.cfg.VectorCenter, c.b.cfg.VectorScale
 	}
 }
 
@@ -294,7 +318,7 @@ func (c *run) write(ch choice) ([]byte, *gate.Engine, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	final, err := gate.NewEngine(doc)
+	final, err := newEngine(doc, c.o.Defaults)
 	if err != nil {
 		return nil, nil, errors.New("calibrate: the written policy does not validate (a bug): " + err.Error())
 	}

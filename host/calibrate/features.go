@@ -40,8 +40,12 @@ type row struct {
 	fixed int8
 	f     [nf]float64
 	// The best raw bm25 and sparse scores (0 when absent), for choosing
-	// the saturations.
+	// the saturations, and the best vector similarity as the gate reads it
+	// under the request's score conventions (hasTopVector when present),
+	// for placing top_vector on the deployment's scale.
 	topBM25, topSparse float64
+	topVector          float64
+	hasTopVector       bool
 }
 
 // extractRows computes every example's features and regime with engine e,
@@ -64,7 +68,12 @@ func extractRows(e *gate.Engine, exs []Example, keys []string, splits []split) (
 			return nil, fmt.Errorf("%s: request: %w", ex.where(i), err)
 		}
 		r.fixed = fixedOutcome(e.Policy(), d)
-		r.topBM25, r.topSparse = topScores(ex.Request)
+		top, err := e.TopScores(ex.Request)
+		if err != nil {
+			return nil, fmt.Errorf("%s: request: %w", ex.where(i), err)
+		}
+		r.topBM25, r.topSparse = math.Max(0, top.BM25), math.Max(0, top.Sparse)
+		r.topVector, r.hasTopVector = top.Vector, top.HasVector
 		rows[i] = r
 	}
 	return rows, nil
@@ -116,29 +125,6 @@ func noneKept(d *gate.Decision) bool {
 // answers tells whether an action lets the model answer from the sources.
 func answers(a gate.Action) bool { return a == gate.ActionInject || a == gate.ActionCaveat }
 
-// topScores is a request's best bm25 and sparse scores, 0 when absent;
-// negative scores count as 0, as the gate clamps them.
-func topScores(req *gate.Request) (bm25, sparse float64) {
-	scan := func(cs []gate.Chunk) {
-		for i := range cs {
-			s := &cs[i].Scores
-			if s.HasBM25 {
-				bm25 = math.Max(bm25, s.BM25)
-			}
-			if s.HasSparse {
-				sparse = math.Max(sparse, s.Sparse)
-			}
-		}
-	}
-	scan(req.Chunks)
-	if len(req.Chunks) == 0 {
-		for _, l := range req.ResultsPerQuery {
-			scan(l)
-		}
-	}
-	return bm25, sparse
-}
-
 // logitOf is a model's log-odds for features f, summed exactly as the gate
 // sums them (signalAnswerability), so that the threshold test sees the
 // numbers the gate will compute.
@@ -169,6 +155,41 @@ func median(xs []float64) float64 {
 	if len(v)%2 == 0 {
 		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(m, 'g', 4, 64), 64)
+	return sig4(m)
+}
+
+// sig4 rounds x to 4 significant digits.
+func sig4(x float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 4, 64), 64)
 	return r
+}
+
+// location is the median of xs and a robust spread, the interquartile
+// range over 1.349 (the standard deviation, for normal data), each
+// rounded to 4 significant digits as the policy writes them; 0, 0 with
+// fewer than 4 values or no spread.
+func location(xs []float64) (center, scale float64) {
+	var v []float64
+	for _, x := range xs {
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) < 4 {
+		return 0, 0
+	}
+	sort.Float64s(v)
+	q := func(p float64) float64 {
+		pos := p * float64(len(v)-1)
+		i := int(pos)
+		if i+1 >= len(v) {
+			return v[len(v)-1]
+		}
+		return v[i] + (pos-float64(i))*(v[i+1]-v[i])
+	}
+	center, scale = sig4(q(0.5)), sig4((q(0.75)-q(0.25))/1.349)
+	if !(scale > 0) {
+		return 0, 0
+	}
+	return center, scale
 }

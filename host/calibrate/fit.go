@@ -20,12 +20,20 @@ var levelOrder = []int{featTopVector, featTopSparse, featTopBM25}
 // log-odds as one column (its weights scaled together), or the base's
 // features each as a column of its own; then raw score levels.
 type candidate struct {
+	// shift: the base's log-odds as they are, plus a fitted constant:
+	// no weight changes, so only where the threshold falls can move
+	// (what Learn-then-Test does anyway). It is what the other forms must
+	// beat clearly.
+	shift  bool
 	base   bool  // the base's log-odds as one column
 	feats  []int // else the base's features, one column each
 	levels []int
 }
 
 func (c candidate) String() string {
+	if c.shift {
+		return "threshold only"
+	}
 	var parts []string
 	if c.base {
 		parts = append(parts, "base")
@@ -100,6 +108,14 @@ type fitConfig struct {
 // minority is the count of the rarer label.
 func (mf *ModelFit) minority() int { return min(mf.Positive, mf.Negative) }
 
+// logit is form c's log-odds for r under the fitted model lm.
+func (c candidate) logit(lm *logistic.Model, r *row, base *gate.AnswerabilityModel) float64 {
+	if c.shift {
+		return logitOf(base, &r.f) + lm.B
+	}
+	return lm.Logit(c.x(r, base))
+}
+
 // weights is how many weights a form fits (the bias not counted).
 func (c candidate) weights() int {
 	n := len(c.feats) + len(c.levels)
@@ -157,14 +173,23 @@ func fitModel(name string, rows []row, base *gate.AnswerabilityModel, cfg fitCon
 		mf.CV = append(mf.CV, CVScore{Model: c.String(), Loss: meanLoss(l)})
 		return l
 	}
+	// Nested validation: the fit split's grouped cross-validation chooses
+	// the form; the calibration split, which it never saw, sets the
+	// threshold and the bound. Each larger form must beat the smaller one
+	// clearly, starting from moving the threshold only.
+	shift := candidate{shift: true}
+	shiftLoss := cv(shift)
 	cur := candidate{base: true}
 	curLoss := cv(cur)
+	if !clearlyBetter(curLoss, shiftLoss) {
+		cur, curLoss = shift, shiftLoss
+	}
 	if cfg.levels {
 		for _, i := range levelOrder {
 			if base.Used[i] || !present(rows, i) {
 				continue
 			}
-			next := cur.withLevel(i)
+			next := candidate{base: true, levels: cur.levels}.withLevel(i)
 			if !mf.affords(next, cfg) {
 				break
 			}
@@ -183,6 +208,21 @@ func fitModel(name string, rows []row, base *gate.AnswerabilityModel, cfg fitCon
 		if l := cv(refit); clearlyBetter(l, curLoss) {
 			cur = refit
 		}
+	}
+	if cur.shift {
+		mf.Form = shift.String()
+		for k := range mf.CV {
+			mf.CV[k].Chosen = mf.CV[k].Model == shift.String()
+		}
+		var tried []string
+		for _, c := range mf.CV {
+			if c.Model != shift.String() {
+				tried = append(tried, c.Model)
+			}
+		}
+		mf.Note = "moved the threshold only: on the fit split's grouped cross-validation no refitted form (" + strings.Join(tried, "; ") +
+			") beat the base's own probabilities, shifted, by more than its standard error; the base's weights are kept"
+		return mf
 	}
 	// The chosen form, else the simpler ones, until one fits sensibly.
 	tries := []candidate{cur}
@@ -298,6 +338,10 @@ func fitCandidate(rows []row, c candidate, base *gate.AnswerabilityModel, cfg fi
 }
 
 func fitRows(rows []row, c candidate, base *gate.AnswerabilityModel, cfg fitConfig) (*logistic.Model, float64, error) {
+	if c.shift {
+		b, err := fitShift(rows, base)
+		return &logistic.Model{B: b}, 0, err
+	}
 	x := make([][]float64, len(rows))
 	y := make([]bool, len(rows))
 	for i := range rows {
@@ -345,7 +389,7 @@ func cvLosses(rows []row, c candidate, base *gate.AnswerabilityModel, cfg fitCon
 				continue
 			}
 			for i := range test {
-				p := m.Prob(c.x(&test[i], base))
+				p := 1 / (1 + math.Exp(-c.logit(m, &test[i], base)))
 				if !test[i].label {
 					p = 1 - p
 				}
@@ -396,3 +440,40 @@ func clearlyBetter(cand, cur map[string]float64) bool {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// fitShift is the constant b that maximises the likelihood of
+// sigmoid(base log-odds + b) on rows, by Newton's method on one variable
+// (concave, so a few steps from 0 reach it).
+func fitShift(rows []row, base *gate.AnswerabilityModel) (float64, error) {
+	pos := 0
+	for _, r := range rows {
+		if r.label {
+			pos++
+		}
+	}
+	if pos == 0 || pos == len(rows) {
+		return 0, logistic.ErrOneClass
+	}
+	b := 0.0
+	for it := 0; it < 50; it++ {
+		var g, h float64
+		for i := range rows {
+			p := 1 / (1 + math.Exp(-(logitOf(base, &rows[i].f) + b)))
+			y := 0.0
+			if rows[i].label {
+				y = 1
+			}
+			g += y - p
+			h += p * (1 - p)
+		}
+		if h < 1e-12 {
+			break
+		}
+		step := g / h
+		b += math.Max(-5, math.Min(5, step))
+		if math.Abs(step) < 1e-10 {
+			break
+		}
+	}
+	return b, nil
+}

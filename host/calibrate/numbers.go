@@ -28,7 +28,7 @@ func CheckRequest(req *gate.Request) (field, msg string) {
 			}{{"bm25", s.HasBM25, s.BM25}, {"sparse", s.HasSparse, s.Sparse}} {
 				if v.has && !(math.Abs(v.x) <= MaxRawScore) {
 					return fmt.Sprintf("%s[%d].scores.%s", at, i, v.name),
-						"must be a finite number at most 1e300 in magnitude for calibration (it averages the best scores), not " + num(v.x)
+						"must be a finite number at most 1e300 in magnitude for calibration (it takes the median of the best scores), not " + num(v.x)
 				}
 			}
 		}

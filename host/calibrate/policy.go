@@ -25,8 +25,8 @@ type base struct {
 
 // loadBase checks that the base decides by signals.answerability through
 // bands that answer above one confidence and withhold below it.
-func loadBase(doc []byte) (*base, error) {
-	e, err := gate.NewEngine(doc)
+func loadBase(doc []byte, d gate.Defaults) (*base, error) {
+	e, err := newEngine(doc, d)
 	if err != nil {
 		return nil, errors.New("base policy: " + err.Error())
 	}
@@ -88,6 +88,9 @@ type written struct {
 	name, version, description string
 	text, scored               gate.AnswerabilityModel
 	bm25Sat, sparseSat         float64
+	// vectorCenter, vectorScale place top_vector on the deployment's own
+	// scale (vector_center, vector_scale); a scale of 0 writes neither.
+	vectorCenter, vectorScale float64
 }
 
 // writePolicy is the base document with its name, version, description
@@ -174,6 +177,10 @@ func answerabilityJSON(cfg *gate.AnswerabilityConfig, w *written) []byte {
 	}
 	b.WriteString(`      "scored_min_term_coverage": ` + num(cfg.ScoredMinCoverage) + ",\n")
 	b.WriteString(`      "bm25_saturation": ` + num(w.bm25Sat) + ",\n")
+	if w.vectorScale > 0 {
+		b.WriteString(`      "vector_center": ` + num(w.vectorCenter) + ",\n")
+		b.WriteString(`      "vector_scale": ` + num(w.vectorScale) + ",\n")
+	}
 	b.WriteString(`      "sparse_saturation": ` + num(w.sparseSat) + "\n")
 	b.WriteString("    }")
 	return []byte(b.String())
@@ -199,3 +206,16 @@ func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 func logit(p float64) float64 { return math.Log(p / (1 - p)) }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// newEngine is a gate for policy doc applying the score conventions d to
+// requests that state none.
+func newEngine(doc []byte, d gate.Defaults) (*gate.Engine, error) {
+	e, err := gate.NewEngine(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.SetDefaults(d); err != nil {
+		return nil, err
+	}
+	return e, nil
+}

@@ -76,6 +76,12 @@ type Saturations struct {
 	BaseSparse     float64 `json:"base_sparse"`
 	BM25FromData   bool    `json:"bm25_from_data"`
 	SparseFromData bool    `json:"sparse_from_data"`
+	// VectorCenter and VectorScale place top_vector (0: the cosine level);
+	// VectorFromData when the fit split's best vector similarities chose
+	// them (their median and spread).
+	VectorCenter   float64 `json:"vector_center"`
+	VectorScale    float64 `json:"vector_scale"`
+	VectorFromData bool    `json:"vector_from_data"`
 }
 
 // Bound is the guarantee and how it was computed.

@@ -52,19 +52,23 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		p("| %s | %d / %d | %s |\n", m.Model, m.Positive, m.Negative, m.Note)
 	}
 	for _, m := range r.Models {
-		if !m.Fitted {
+		if !m.Fitted && len(m.CV) == 0 {
 			continue
 		}
-		p("\n%s model, fitted (before the threshold moved its bias; L2 %.3g): bias %s", m.Model, m.L2, num(m.Bias))
-		names := make([]string, 0, len(m.Weights))
-		for n := range m.Weights {
-			names = append(names, n)
+		if m.Fitted {
+			p("\n%s model, fitted (before the threshold moved its bias; L2 %.3g): bias %s", m.Model, m.L2, num(m.Bias))
+			names := make([]string, 0, len(m.Weights))
+			for n := range m.Weights {
+				names = append(names, n)
+			}
+			sort.Slice(names, func(a, c int) bool { return featureIndex(names[a]) < featureIndex(names[c]) })
+			for _, n := range names {
+				p(", %s %s", n, num(m.Weights[n]))
+			}
+			p(".\n")
+		} else {
+			p("\n%s model: the base's weights, the threshold only.\n", m.Model)
 		}
-		sort.Slice(names, func(a, c int) bool { return featureIndex(names[a]) < featureIndex(names[c]) })
-		for _, n := range names {
-			p(", %s %s", n, num(m.Weights[n]))
-		}
-		p(".\n")
 		if len(m.CV) > 0 {
 			p("\n| form | cross-validated log-loss |\n|---|--:|\n")
 			for _, c := range m.CV {
@@ -78,6 +82,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	s := r.Saturations
 	p("\nSaturations: bm25 %s (%s), sparse %s (%s).\n", num(s.BM25), satNote(s.BM25FromData, s.BaseBM25), num(s.Sparse), satNote(s.SparseFromData, s.BaseSparse))
+	if s.VectorFromData {
+		p("Vector level: top_vector = sigmoid((s - %s)/%s), the fit split's median best vector similarity and its spread.\n", num(s.VectorCenter), num(s.VectorScale))
+	}
 
 	bd := r.Bound
 	p("\n## The bound\n\n")

@@ -38,6 +38,12 @@ func TestQualityReport(t *testing.T) {
 	for _, p := range rep.Policies {
 		for _, g := range rep.Groups {
 			for h, res := range p.Query[g.Name] {
+				if res.Refused != "" && p.Name != "default" {
+					continue // a preset that cannot read this retriever's scores, and says so
+				}
+				if res.N > 0 && (res.Pos == 0 || res.Pos == res.N) {
+					continue // one label only (the off-topic families): no AUROC to check
+				}
 				if res.N == 0 || math.IsNaN(res.AUROC) || res.AUROC < 0 || res.AUROC > 1 {
 					t.Errorf("%s, %s, half %d: %d requests, AUROC %v", p.Name, g.Name, h, res.N, res.AUROC)
 				}

@@ -21,7 +21,7 @@ type Outcome struct {
 // the retriever returned are sent (Has flags), so a passage missing from
 // BM25's top 100 carries no bm25 at all rather than a made-up 0.
 func ToGate(r *eval.Request) *gate.Request {
-	g := &gate.Request{Query: r.Query, Chunks: make([]gate.Chunk, len(r.Chunks))}
+	g := &gate.Request{Query: r.Query, Chunks: make([]gate.Chunk, len(r.Chunks)), VectorMetric: gate.VectorMetric(r.VectorMetric)}
 	for i, c := range r.Chunks {
 		g.Chunks[i] = gate.Chunk{ID: c.ID, DocID: c.DocID, Title: c.Title, Text: c.Text}
 		g.Chunks[i].Scores.Vector, g.Chunks[i].Scores.HasVector = c.Vector, c.HasVector

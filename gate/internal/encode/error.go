@@ -1,8 +1,6 @@
 package encode
 
 import (
-	"errors"
-
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 	"github.com/ctxgate/ctxgate/gate/wire"
 )
@@ -14,9 +12,8 @@ import (
 // (fmt.Errorf("...: %w", err)) keeps its code; any other error is "internal".
 func AppendError(dst []byte, err error) []byte {
 	code, msg, field := wire.CodeInternal, "unknown error", ""
-	var ge *Error
-	switch {
-	case errors.As(err, &ge):
+	switch ge, ok := asGateError(err); {
+	case ok:
 		if ge != nil { // a typed nil *Error must not be dereferenced
 			code, msg, field = ge.Code, ge.Message, ge.Field
 		}
@@ -30,4 +27,29 @@ func AppendError(dst []byte, err error) []byte {
 	dst = append(dst, `,"field":`...)
 	dst = jsonx.AppendString(dst, field)
 	return append(dst, "}}"...)
+}
+
+// asGateError is errors.As(err, &ge) for the one type it looks for,
+// following Unwrap() error and Unwrap() []error as errors.As does. Written
+// out because errors.As reaches it through reflection, which costs the
+// TinyGo module some 10 KB (docs/build.md).
+func asGateError(err error) (*Error, bool) {
+	for err != nil {
+		switch e := err.(type) {
+		case *Error:
+			return e, true
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				if ge, ok := asGateError(x); ok {
+					return ge, true
+				}
+			}
+			return nil, false
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }
