@@ -451,7 +451,7 @@ func (e *Engine) decide(req *Request) error {
 		out = p.NoneKept
 		d.Confidence = e.confidence()
 		b := append(e.msg(), "No chunk reached the evidence floor "...)
-		b = strconv.AppendFloat(b, p.Filters.EvidenceFloor, 'f', 2, 64)
+		b = appendFixed(b, p.Filters.EvidenceFloor, 2)
 		b = append(b, ": add content that answers this question, or check the retriever."...)
 		e.a.recommend(e.done(b))
 	default:
