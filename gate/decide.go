@@ -94,10 +94,20 @@ type queryInfo struct {
 	// superset (it lets dead terms' words through to the lookup, which
 	// turns them away), never a miss.
 	tails, liveN, liveAt int
-	refilters            int    // times live was recomputed since analyseQuery (TestLongQueryRefilters)
-	found                []bool // per term: found in some chunk
-	seen                 []int  // per term: index+1 of the last chunk it was found in
-	table                []int32
+	refilters            int // times live was recomputed since analyseQuery (TestLongQueryRefilters)
+	// liveMask has bit k set while term k (k < 64) is one filter reads
+	// and the current chunk has not shown it: the set live is computed
+	// from, so a query of up to 64 terms looks live up in filters (keyed
+	// by the mask, for this query: gen) instead of walking its terms. A
+	// chunk shows its query terms one by one, and the same few sets recur
+	// from chunk to chunk: in the module the walk after each term found
+	// was a fiftieth of a 20-chunk decision.
+	liveMask, firstMask uint64
+	gen                 uint64
+	filters             [8]filterMemo
+	found               []bool // per term: found in some chunk
+	seen                []int  // per term: index+1 of the last chunk it was found in
+	table               []int32
 
 	// Not the query's: what decide keeps per policy and per decision. It
 	// lives here because queryInfo is the engine scratch this file owns.
@@ -183,12 +193,14 @@ func (e *Engine) analyseQuery(query string) {
 	q.found = zeroed(q.found, len(q.terms))
 	q.seen = zeroed(q.seen, len(q.terms))
 	q.first = q.filter(-1)
-	q.tails, q.refilters = 0, 0
+	q.tails, q.refilters, q.firstMask = 0, 0, 0
 	for k := range q.terms {
 		if q.terms[k].tail != 0 {
 			q.tails++
+			q.firstMask |= 1 << (k & 63)
 		}
 	}
+	q.gen++
 }
 
 // scanFilter is what scanBlocks tests a chunk's ASCII words against: a
@@ -202,6 +214,26 @@ func (e *Engine) analyseQuery(query string) {
 // end like a live term (a few in ten), not at every word.
 type scanFilter struct {
 	tail, last1, last2, all uint64
+}
+
+// filterMemo is a scanFilter remembered for the live set mask.
+type filterMemo struct {
+	mask uint64
+	gen  uint64
+	f    scanFilter
+}
+
+// liveFilter is filter(stamp) for the current chunk, from q.filters when
+// the query has at most 64 terms (liveMask is then the live set).
+func (q *queryInfo) liveFilter(stamp int) scanFilter {
+	if len(q.terms) > 64 {
+		return q.filter(stamp)
+	}
+	m := &q.filters[(q.liveMask*hashMul)>>61]
+	if m.gen != q.gen || m.mask != q.liveMask {
+		m.mask, m.gen, m.f = q.liveMask, q.gen, q.filter(stamp)
+	}
+	return m.f
 }
 
 // filter is the scanFilter for the terms not stamped with stamp (-1: all).
