@@ -516,6 +516,7 @@ func (e *Engine) decide(req *Request) error {
 			dropped = dropped[1:]
 		}
 	}
+	e.writeOutcomes(d.Chunks, order)
 
 	d.Action, d.Level, d.Band, d.Interpretation = out.Action, out.Level, out.Label, out.Interpretation
 	d.FlagForReview = out.Flag || e.a.lowConfidence
@@ -669,15 +670,12 @@ func (e *Engine) orderScore(o *ordering, i int) float64 {
 	return 0
 }
 
-// outcome fills o, a zero ChunkOutcome, with chunk i's verdict and the
-// groups' per-chunk numbers.
+// outcome fills o, a zero ChunkOutcome, with chunk i's verdict
+// (writeOutcomes adds the groups' per-chunk numbers).
 func (e *Engine) outcome(o *ChunkOutcome, i int, tag string) {
 	w := &e.work[i]
 	o.ID, o.DocID, o.Tag, o.Kept, o.Reason = w.c.ID, w.c.DocID, tag, w.kept, w.reason
 	o.Score = clamp01(w.score)
-	for _, g := range e.writers {
-		g.writeOutcome(o, i)
-	}
 	// The vector score as the gate used it: the cosine level, or, for a
 	// metric without levels, the similarity on its own scale.
 	o.Vector, o.HasVector = w.vector, w.hasVector
@@ -685,6 +683,33 @@ func (e *Engine) outcome(o *ChunkOutcome, i int, tag string) {
 		o.Vector, o.HasVector = w.sim, w.hasSim
 	}
 	o.BM25, o.HasBM25 = w.bm25Sat, w.hasBM25
+}
+
+// writeOutcomes has the groups write their per-chunk numbers into out,
+// the outcomes of the chunks of order (kept, in that order) and then of the
+// dropped chunks in input order, as decide lays them out. It is apart from
+// outcome because an interface call makes TinyGo keep a frame of the
+// caller's pointers for its collector: in outcome, called per chunk, that
+// was ~380 instructions a chunk in the module.
+func (e *Engine) writeOutcomes(out []ChunkOutcome, order []int) {
+	if len(e.writers) == 0 {
+		return
+	}
+	t := 0
+	for _, i := range order {
+		for _, g := range e.writers {
+			g.writeOutcome(&out[t], i)
+		}
+		t++
+	}
+	for i := range e.work {
+		if !e.work[i].kept && t < len(out) {
+			for _, g := range e.writers {
+				g.writeOutcome(&out[t], i)
+			}
+			t++
+		}
+	}
 }
 
 // gapEvent records a knowledge gap: the query, its signals and the top five
