@@ -364,13 +364,15 @@ func checkRequest(req *Request) error {
 	}
 	dims := len(req.QueryEmbedding)
 	for i := range req.Chunks {
-		if field, msg := checkChunk(&req.Chunks[i], dims); msg != "" {
+		if _, msg, _ := chunkFault(&req.Chunks[i], dims); msg != "" {
+			field, msg := checkChunk(&req.Chunks[i], dims)
 			return errorf(CodeBadField, jsonread.Idx("chunks", i, "")+field, msg)
 		}
 	}
 	for l, list := range req.ResultsPerQuery {
 		for i := range list {
-			if field, msg := checkChunk(&list[i], dims); msg != "" {
+			if _, msg, _ := chunkFault(&list[i], dims); msg != "" {
+				field, msg := checkChunk(&list[i], dims)
 				return errorf(CodeBadField, jsonread.Idx(jsonread.Idx("results_per_query", l, ""), i, "")+field, msg)
 			}
 		}
@@ -392,42 +394,58 @@ func (e *Engine) checkInput(req *Request) error {
 // below the chunk (".scores.vector") and the message; msg is "" when c is
 // fine.
 func checkChunk(c *Chunk, dims int) (field, msg string) {
+	field, msg, at := chunkFault(c, dims)
+	switch {
+	case at < 0:
+		msg = "has " + strconv.Itoa(len(c.Embedding)) + " dimensions, query_embedding has " + strconv.Itoa(dims)
+	case at > 0:
+		field = jsonread.Idx(".embedding", at-1, "")
+	}
+	return field, msg
+}
+
+// chunkFault is checkChunk without the strings it builds: at is -1 for
+// embedding dimensions that differ from dims, i+1 for a non-finite
+// embedding[i], else 0. It allocates nothing, so TinyGo keeps no frame of
+// its pointers for the collector, as it must in a function that may
+// allocate (a memory.fill and six runtime memmoves per chunk under wazero);
+// checkRequest calls it for every chunk and checkChunk only for a fault.
+func chunkFault(c *Chunk, dims int) (field, msg string, at int) {
 	s := &c.Scores
 	const notFinite = "must be a finite number"
 	switch {
 	case s.HasVector && !finite(s.Vector):
-		return ".scores.vector", notFinite
+		return ".scores.vector", notFinite, 0
 	case s.HasBM25 && !finite(s.BM25):
-		return ".scores.bm25", notFinite
+		return ".scores.bm25", notFinite, 0
 	case s.HasRerank && !finite(s.Rerank):
-		return ".scores.rerank", notFinite
+		return ".scores.rerank", notFinite, 0
 	case s.HasRRF && !finite(s.RRF):
-		return ".scores.rrf", notFinite
+		return ".scores.rrf", notFinite, 0
 	case s.HasBoosted && !finite(s.Boosted):
-		return ".scores.boosted", notFinite
+		return ".scores.boosted", notFinite, 0
 	case s.HasGraph && !finite(s.Graph):
-		return ".scores.graph", notFinite
+		return ".scores.graph", notFinite, 0
 	case s.HasSparse && !finite(s.Sparse):
-		return ".scores.sparse", notFinite
+		return ".scores.sparse", notFinite, 0
 	}
 	if c.HasTrust && !unit(c.Trust) {
-		return ".trust", "must be in [0,1]"
+		return ".trust", "must be in [0,1]", 0
 	}
 	if c.HasTemperature && (!finite(c.Temperature) || c.Temperature < 0) {
-		return ".temperature", "must be a finite number >= 0"
+		return ".temperature", "must be a finite number >= 0", 0
 	}
 	if len(c.Embedding) > 0 {
 		if dims > 0 && len(c.Embedding) != dims {
-			return ".embedding", "has " + strconv.Itoa(len(c.Embedding)) +
-				" dimensions, query_embedding has " + strconv.Itoa(dims)
+			return ".embedding", "dimensions", -1
 		}
 		for i, x := range c.Embedding {
 			if !finite(x) {
-				return jsonread.Idx(".embedding", i, ""), notFinite
+				return "", notFinite, i + 1
 			}
 		}
 	}
-	return "", ""
+	return "", "", 0
 }
 
 // decide runs the whole pipeline (merge, per-chunk signals, filters, order,
