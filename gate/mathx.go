@@ -301,8 +301,17 @@ func sortDesc(idx []int, key []float64, tmp []int) {
 				}
 				k++
 			}
-			k += copy(dst[k:], src[i:mid])
-			copy(dst[k:], src[j:hi])
+			// The rest of a run is a few elements: copied in the loop, not
+			// by copy, which is a memory.copy, a call of the Go runtime's
+			// memmove under wazero (127 of them per 20-chunk decision).
+			for ; i < mid; i++ {
+				dst[k] = src[i]
+				k++
+			}
+			for ; j < hi; j++ {
+				dst[k] = src[j]
+				k++
+			}
 		}
 		src, dst = dst, src
 	}

@@ -337,9 +337,13 @@ func (q *queryInfo) scanWords(s string, stamp int, hits *termHits, sink *tokenSi
 			}
 			n += i - start
 			if sink != nil && sink.keep {
-				for k := start; k < i; k++ {
-					sink.text = append(sink.text, wordByte[s[k]])
+				// One append per run, folded in place: an append per byte
+				// was a runtime call per byte of the query under TinyGo.
+				t := append(sink.text, s[start:i]...)
+				for k := len(t) - (i - start); k < len(t); k++ {
+					t[k] = wordByte[t[k]]
 				}
+				sink.text = t
 			}
 			continue
 		}
