@@ -94,10 +94,20 @@ type queryInfo struct {
 	// superset (it lets dead terms' words through to the lookup, which
 	// turns them away), never a miss.
 	tails, liveN, liveAt int
-	refilters            int    // times live was recomputed since analyseQuery (TestLongQueryRefilters)
-	found                []bool // per term: found in some chunk
-	seen                 []int  // per term: index+1 of the last chunk it was found in
-	table                []int32
+	refilters            int // times live was recomputed since analyseQuery (TestLongQueryRefilters)
+	// liveMask has bit k set while term k (k < 64) is one filter reads
+	// and the current chunk has not shown it: the set live is computed
+	// from, so a query of up to 64 terms looks live up in filters (keyed
+	// by the mask, for this query: gen) instead of walking its terms. A
+	// chunk shows its query terms one by one, and the same few sets recur
+	// from chunk to chunk: in the module the walk after each term found
+	// was a fiftieth of a 20-chunk decision.
+	liveMask, firstMask uint64
+	gen                 uint64
+	filters             [8]filterMemo
+	found               []bool // per term: found in some chunk
+	seen                []int  // per term: index+1 of the last chunk it was found in
+	table               []int32
 
 	// Not the query's: what decide keeps per policy and per decision. It
 	// lives here because queryInfo is the engine scratch this file owns.
@@ -183,12 +193,14 @@ func (e *Engine) analyseQuery(query string) {
 	q.found = zeroed(q.found, len(q.terms))
 	q.seen = zeroed(q.seen, len(q.terms))
 	q.first = q.filter(-1)
-	q.tails, q.refilters = 0, 0
+	q.tails, q.refilters, q.firstMask = 0, 0, 0
 	for k := range q.terms {
 		if q.terms[k].tail != 0 {
 			q.tails++
+			q.firstMask |= 1 << (k & 63)
 		}
 	}
+	q.gen++
 }
 
 // scanFilter is what scanBlocks tests a chunk's ASCII words against: a
@@ -202,6 +214,26 @@ func (e *Engine) analyseQuery(query string) {
 // end like a live term (a few in ten), not at every word.
 type scanFilter struct {
 	tail, last1, last2, all uint64
+}
+
+// filterMemo is a scanFilter remembered for the live set mask.
+type filterMemo struct {
+	mask uint64
+	gen  uint64
+	f    scanFilter
+}
+
+// liveFilter is filter(stamp) for the current chunk, from q.filters when
+// the query has at most 64 terms (liveMask is then the live set).
+func (q *queryInfo) liveFilter(stamp int) scanFilter {
+	if len(q.terms) > 64 {
+		return q.filter(stamp)
+	}
+	m := &q.filters[(q.liveMask*hashMul)>>61]
+	if m.gen != q.gen || m.mask != q.liveMask {
+		m.mask, m.gen, m.f = q.liveMask, q.gen, q.filter(stamp)
+	}
+	return m.f
 }
 
 // filter is the scanFilter for the terms not stamped with stamp (-1: all).
@@ -332,13 +364,15 @@ func checkRequest(req *Request) error {
 	}
 	dims := len(req.QueryEmbedding)
 	for i := range req.Chunks {
-		if field, msg := checkChunk(&req.Chunks[i], dims); msg != "" {
+		if _, msg, _ := chunkFault(&req.Chunks[i], dims); msg != "" {
+			field, msg := checkChunk(&req.Chunks[i], dims)
 			return errorf(CodeBadField, jsonread.Idx("chunks", i, "")+field, msg)
 		}
 	}
 	for l, list := range req.ResultsPerQuery {
 		for i := range list {
-			if field, msg := checkChunk(&list[i], dims); msg != "" {
+			if _, msg, _ := chunkFault(&list[i], dims); msg != "" {
+				field, msg := checkChunk(&list[i], dims)
 				return errorf(CodeBadField, jsonread.Idx(jsonread.Idx("results_per_query", l, ""), i, "")+field, msg)
 			}
 		}
@@ -360,42 +394,58 @@ func (e *Engine) checkInput(req *Request) error {
 // below the chunk (".scores.vector") and the message; msg is "" when c is
 // fine.
 func checkChunk(c *Chunk, dims int) (field, msg string) {
+	field, msg, at := chunkFault(c, dims)
+	switch {
+	case at < 0:
+		msg = "has " + strconv.Itoa(len(c.Embedding)) + " dimensions, query_embedding has " + strconv.Itoa(dims)
+	case at > 0:
+		field = jsonread.Idx(".embedding", at-1, "")
+	}
+	return field, msg
+}
+
+// chunkFault is checkChunk without the strings it builds: at is -1 for
+// embedding dimensions that differ from dims, i+1 for a non-finite
+// embedding[i], else 0. It allocates nothing, so TinyGo keeps no frame of
+// its pointers for the collector, as it must in a function that may
+// allocate (a memory.fill and six runtime memmoves per chunk under wazero);
+// checkRequest calls it for every chunk and checkChunk only for a fault.
+func chunkFault(c *Chunk, dims int) (field, msg string, at int) {
 	s := &c.Scores
 	const notFinite = "must be a finite number"
 	switch {
 	case s.HasVector && !finite(s.Vector):
-		return ".scores.vector", notFinite
+		return ".scores.vector", notFinite, 0
 	case s.HasBM25 && !finite(s.BM25):
-		return ".scores.bm25", notFinite
+		return ".scores.bm25", notFinite, 0
 	case s.HasRerank && !finite(s.Rerank):
-		return ".scores.rerank", notFinite
+		return ".scores.rerank", notFinite, 0
 	case s.HasRRF && !finite(s.RRF):
-		return ".scores.rrf", notFinite
+		return ".scores.rrf", notFinite, 0
 	case s.HasBoosted && !finite(s.Boosted):
-		return ".scores.boosted", notFinite
+		return ".scores.boosted", notFinite, 0
 	case s.HasGraph && !finite(s.Graph):
-		return ".scores.graph", notFinite
+		return ".scores.graph", notFinite, 0
 	case s.HasSparse && !finite(s.Sparse):
-		return ".scores.sparse", notFinite
+		return ".scores.sparse", notFinite, 0
 	}
 	if c.HasTrust && !unit(c.Trust) {
-		return ".trust", "must be in [0,1]"
+		return ".trust", "must be in [0,1]", 0
 	}
 	if c.HasTemperature && (!finite(c.Temperature) || c.Temperature < 0) {
-		return ".temperature", "must be a finite number >= 0"
+		return ".temperature", "must be a finite number >= 0", 0
 	}
 	if len(c.Embedding) > 0 {
 		if dims > 0 && len(c.Embedding) != dims {
-			return ".embedding", "has " + strconv.Itoa(len(c.Embedding)) +
-				" dimensions, query_embedding has " + strconv.Itoa(dims)
+			return ".embedding", "dimensions", -1
 		}
 		for i, x := range c.Embedding {
 			if !finite(x) {
-				return jsonread.Idx(".embedding", i, ""), notFinite
+				return "", notFinite, i + 1
 			}
 		}
 	}
-	return "", ""
+	return "", "", 0
 }
 
 // decide runs the whole pipeline (merge, per-chunk signals, filters, order,
@@ -451,7 +501,7 @@ func (e *Engine) decide(req *Request) error {
 		out = p.NoneKept
 		d.Confidence = e.confidence()
 		b := append(e.msg(), "No chunk reached the evidence floor "...)
-		b = strconv.AppendFloat(b, p.Filters.EvidenceFloor, 'f', 2, 64)
+		b = appendFixed(b, p.Filters.EvidenceFloor, 2)
 		b = append(b, ": add content that answers this question, or check the retriever."...)
 		e.a.recommend(e.done(b))
 	default:
@@ -484,6 +534,7 @@ func (e *Engine) decide(req *Request) error {
 			dropped = dropped[1:]
 		}
 	}
+	e.writeOutcomes(d.Chunks, order)
 
 	d.Action, d.Level, d.Band, d.Interpretation = out.Action, out.Level, out.Label, out.Interpretation
 	d.FlagForReview = out.Flag || e.a.lowConfidence
@@ -637,15 +688,12 @@ func (e *Engine) orderScore(o *ordering, i int) float64 {
 	return 0
 }
 
-// outcome fills o, a zero ChunkOutcome, with chunk i's verdict and the
-// groups' per-chunk numbers.
+// outcome fills o, a zero ChunkOutcome, with chunk i's verdict
+// (writeOutcomes adds the groups' per-chunk numbers).
 func (e *Engine) outcome(o *ChunkOutcome, i int, tag string) {
 	w := &e.work[i]
 	o.ID, o.DocID, o.Tag, o.Kept, o.Reason = w.c.ID, w.c.DocID, tag, w.kept, w.reason
 	o.Score = clamp01(w.score)
-	for _, g := range e.writers {
-		g.writeOutcome(o, i)
-	}
 	// The vector score as the gate used it: the cosine level, or, for a
 	// metric without levels, the similarity on its own scale.
 	o.Vector, o.HasVector = w.vector, w.hasVector
@@ -653,6 +701,33 @@ func (e *Engine) outcome(o *ChunkOutcome, i int, tag string) {
 		o.Vector, o.HasVector = w.sim, w.hasSim
 	}
 	o.BM25, o.HasBM25 = w.bm25Sat, w.hasBM25
+}
+
+// writeOutcomes has the groups write their per-chunk numbers into out,
+// the outcomes of the chunks of order (kept, in that order) and then of the
+// dropped chunks in input order, as decide lays them out. It is apart from
+// outcome because an interface call makes TinyGo keep a frame of the
+// caller's pointers for its collector: in outcome, called per chunk, that
+// was ~380 instructions a chunk in the module.
+func (e *Engine) writeOutcomes(out []ChunkOutcome, order []int) {
+	if len(e.writers) == 0 {
+		return
+	}
+	t := 0
+	for _, i := range order {
+		for _, g := range e.writers {
+			g.writeOutcome(&out[t], i)
+		}
+		t++
+	}
+	for i := range e.work {
+		if !e.work[i].kept && t < len(out) {
+			for _, g := range e.writers {
+				g.writeOutcome(&out[t], i)
+			}
+			t++
+		}
+	}
 }
 
 // gapEvent records a knowledge gap: the query, its signals and the top five

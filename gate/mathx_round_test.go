@@ -37,3 +37,41 @@ func TestRound3MatchesPython(t *testing.T) {
 		t.Errorf("round3(1e13) = %v", got)
 	}
 }
+
+// appendFixed must write what strconv.AppendFloat(x, 'f', n) writes: ties
+// (k/2000 and k/200 and their neighbours), random scores and percentages,
+// signs and zeros, and the values it leaves to strconv.
+func TestAppendFixedMatchesStrconv(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 0.005, 0.015, 0.125, 0.375, 2.5, 3.5, 0.0049999, 1e-300, 0.994999, 0.995,
+		99.5, 100.5, 1e11 + 0.5, 999999999999.5, 1e12, 1e20, math.Inf(1), math.NaN(), math.MaxFloat64, 5e-324}
+	for k := 1; k < 256000; k += 2 {
+		x := float64(k) / 2000
+		xs = append(xs, x, math.Nextafter(x, 0), math.Nextafter(x, 1e9), x/10)
+	}
+	r := rand.New(rand.NewSource(4))
+	for i := 0; i < 200000; i++ {
+		xs = append(xs, r.Float64(), float64(r.Float64()*100), r.NormFloat64()*1e6, math.Float64frombits(r.Uint64()))
+	}
+	var got, want []byte
+	for _, x := range xs {
+		for _, v := range []float64{x, -x} {
+			for n := 0; n <= 3; n++ {
+				got, want = appendFixed(got[:0], v, n), strconv.AppendFloat(want[:0], v, 'f', n, 64)
+				if string(got) != string(want) {
+					t.Fatalf("appendFixed(%v, %d) = %s, want %s", v, n, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzAppendFixed(f *testing.F) {
+	f.Add(0.125, uint8(2))
+	f.Add(99.5, uint8(0))
+	f.Fuzz(func(t *testing.T, x float64, n uint8) {
+		p := int(n % 5)
+		if got, want := appendFixed(nil, x, p), strconv.AppendFloat(nil, x, 'f', p, 64); string(got) != string(want) {
+			t.Fatalf("appendFixed(%v, %d) = %s, want %s", x, p, got, want)
+		}
+	})
+}

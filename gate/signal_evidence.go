@@ -259,9 +259,9 @@ func (s *evidenceState) run(e *Engine, req *Request) {
 	if best < cfg.LowConfidence {
 		e.a.lowConfidence = true
 		b := append(e.msg(), "Best evidence "...)
-		b = strconv.AppendFloat(b, best, 'f', 2, 64)
+		b = appendFixed(b, best, 2)
 		b = append(b, " is below the low-confidence score "...)
-		b = strconv.AppendFloat(b, cfg.LowConfidence, 'f', 2, 64)
+		b = appendFixed(b, cfg.LowConfidence, 2)
 		e.a.recommend(e.done(append(b, ": the answer is flagged for review; add or improve content that answers this question."...)))
 	}
 	if e.policy.Filters.HasEvidenceFloor {

@@ -341,22 +341,22 @@ func (e *Engine) reportRetrieval(m *retrievalMetrics) {
 func (e *Engine) retrievalRecs(m *retrievalMetrics, docs int) {
 	if m.agreementPairs >= 2 && m.agreement < 0.5 {
 		b := append(e.msg(), "BM25 and dense rankings disagree (agreement "...)
-		b = strconv.AppendFloat(b, m.agreement, 'f', 2, 64)
+		b = appendFixed(b, m.agreement, 2)
 		e.a.recommend(e.done(append(b, "): try query expansion, or run each retriever separately and merge the results."...)))
 	}
 	if m.top < 0.5 {
 		b := append(e.msg(), "Top score is low ("...)
-		b = strconv.AppendFloat(b, m.top, 'f', 2, 64)
+		b = appendFixed(b, m.top, 2)
 		e.a.recommend(e.done(append(b, "): the corpus may not cover this question; rephrase the query or add content on this topic."...)))
 	}
 	if m.n > 1 && m.gap < 0.05 {
 		b := append(e.msg(), "No clear winner (gap "...)
-		b = strconv.AppendFloat(b, m.gap, 'f', 2, 64)
+		b = appendFixed(b, m.gap, 2)
 		e.a.recommend(e.done(append(b, " between the top two chunks): narrow the query or rerank with a cross-encoder."...)))
 	}
 	if m.consensus == 0 {
 		b := append(e.msg(), "No chunk scores at or above "...)
-		b = strconv.AppendFloat(b, e.policy.Retrieval.ConsensusThreshold, 'f', 2, 64)
+		b = appendFixed(b, e.policy.Retrieval.ConsensusThreshold, 2)
 		e.a.recommend(e.done(append(b, ": treat any answer as unverified."...)))
 	}
 	if m.graphGiven && !m.graphSupport {
@@ -369,7 +369,7 @@ func (e *Engine) retrievalRecs(m *retrievalMetrics, docs int) {
 	}
 	if m.rerankerImpact > 0.5 {
 		b := append(e.msg(), "The reranker reordered the first-stage results substantially (impact "...)
-		b = strconv.AppendFloat(b, m.rerankerImpact, 'f', 2, 64)
+		b = appendFixed(b, m.rerankerImpact, 2)
 		e.a.recommend(e.done(append(b, "): check the first-stage retriever's recall."...)))
 	}
 }

@@ -285,7 +285,7 @@ func (q *queryInfo) scanText(s string, stamp int, hits *termHits) (words, chars 
 // loop several times slower.
 func (q *queryInfo) scanWords(s string, stamp int, hits *termHits, sink *tokenSink) (words, chars int) {
 	if sink == nil {
-		q.live, q.liveN, q.liveAt = q.first, q.tails, q.tails
+		q.live, q.liveN, q.liveAt, q.liveMask = q.first, q.tails, q.tails, q.firstMask
 	}
 	h, acc, sh := uint64(hashSeed), uint64(0), uint(0) // the current word's hash state
 	n := 0                                             // runes in the current word
@@ -337,9 +337,13 @@ func (q *queryInfo) scanWords(s string, stamp int, hits *termHits, sink *tokenSi
 			}
 			n += i - start
 			if sink != nil && sink.keep {
-				for k := start; k < i; k++ {
-					sink.text = append(sink.text, wordByte[s[k]])
+				// One append per run, folded in place: an append per byte
+				// was a runtime call per byte of the query under TinyGo.
+				t := append(sink.text, s[start:i]...)
+				for k := len(t) - (i - start); k < len(t); k++ {
+					t[k] = wordByte[t[k]]
 				}
+				sink.text = t
 			}
 			continue
 		}
@@ -469,8 +473,9 @@ func (q *queryInfo) hit(h uint64, stamp int, hits *termHits) {
 	if t.tail != 0 {
 		// Exact for the queries of a few terms every request has; for a
 		// long one, at each halving (queryInfo.tails).
+		q.liveMask &^= 1 << (j & 63)
 		if q.liveN--; q.tails <= 32 || q.liveN <= q.liveAt/2 {
-			q.live, q.liveAt = q.filter(stamp), q.liveN
+			q.live, q.liveAt = q.liveFilter(stamp), q.liveN
 			q.refilters++
 		}
 	}

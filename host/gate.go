@@ -196,6 +196,9 @@ func pastDeadline(ctx context.Context) bool {
 	return ok && !time.Now().Before(d)
 }
 
+// late reports whether end, if set, has passed.
+func late(end time.Time) bool { return !end.IsZero() && !time.Now().Before(end) }
+
 func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error) {
 	if len(input) > g.maxInput {
 		return nil, newGateError("limit", "", "input is "+strconv.Itoa(len(input))+
@@ -207,9 +210,18 @@ func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := g.deadline(ctx)
-	defer cancel()
-	if pastDeadline(runCtx) {
+	// Without termination checks nothing stops a run, so Timeout is a time
+	// to compare with around it, not a timer: context.WithTimeout cost a
+	// timer and three allocations per call for nothing.
+	runCtx, end := ctx, time.Time{}
+	if !g.noInterrupt {
+		var cancel context.CancelFunc
+		runCtx, cancel = g.deadline(ctx)
+		defer cancel()
+	} else if g.timeout > 0 {
+		end = time.Now().Add(g.timeout)
+	}
+	if pastDeadline(runCtx) || late(end) {
 		// Already past the deadline: the guest never runs, so the instance
 		// is still good.
 		g.pool.release(in, true)
@@ -218,7 +230,7 @@ func (g *Gate) call(ctx context.Context, fn string, input []byte) ([]byte, error
 	out, err := in.call(runCtx, fn, input)
 	var ge *GateError
 	healthy := err == nil || errors.As(err, &ge)
-	if g.noInterrupt && healthy && pastDeadline(runCtx) {
+	if g.noInterrupt && healthy && (pastDeadline(runCtx) || late(end)) {
 		// Without termination checks the run was not stopped at the
 		// deadline; it finished late, and the instance is fine.
 		out, err = nil, newTimeout(runCtx)

@@ -227,6 +227,7 @@ type directDecoder struct {
 	dims      int  // the embedding length all embeddings must share; 0 until one is seen
 	k         int  // chunks decoded so far, over every list (index of the next block)
 	sq        int  // the opening quote of the last string str read
+	room      int  // bytes strInto ran short of (str grows and reads again)
 	asIs      bool // that string's JSON is what the sources block writes for it (str)
 }
 
@@ -509,7 +510,27 @@ var plainByte = func() (t [256]bool) {
 // the module that costs the decoder less than a second scan of the kept
 // texts costs the encoder, unless a prompt keeps under a fifth of the
 // chunks (docs/performance.md).
+//
+// The reading itself is strInto, which never allocates: a function that
+// may (growBytes) keeps a frame of its pointers for TinyGo's collector,
+// a few hundred instructions per call in the module. When dst is too
+// small, strInto says how much more it needs (d.room) and the string is
+// read again from its start into dst grown, at least doubled, by that.
 func (d *directDecoder) str(dst []byte) ([]byte, bool) {
+	b, ok := d.strInto(dst)
+	for !ok && d.room > 0 {
+		dst = growBytes(dst, d.room)
+		b, ok = d.strInto(dst)
+	}
+	return b, ok
+}
+
+// strInto is str within dst's capacity: on running out it returns false
+// with d.room the bytes beyond len(dst) it needs (0 for every other
+// failure).
+func (d *directDecoder) strInto(dst []byte) ([]byte, bool) {
+	d.room = 0
+	l0 := len(dst)
 	s, i := d.src, d.pos
 	for i < len(s) && s[i] <= ' ' && isSpace(s[i]) {
 		i++
@@ -605,7 +626,8 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 		// append: under TinyGo every append is a runtime call, and a
 		// text's "\n\n" made three.
 		if cap(dst)-len(dst) < i-run+4 {
-			dst = growBytes(dst, i-run+4)
+			d.room = len(dst) - l0 + i - run + 4
+			return dst[:l0], false
 		}
 		l := len(dst)
 		dst = dst[:l+i-run]
@@ -669,7 +691,8 @@ func (d *directDecoder) str(dst []byte) ([]byte, bool) {
 			}
 			c = s[i]
 			if cap(dst)-len(dst) < 4 {
-				dst = growBytes(dst, 4)
+				d.room = len(dst) - l0 + 4
+				return dst[:l0], false
 			}
 		}
 		run = i

@@ -126,6 +126,9 @@ func Parse(s []byte, i int) (f float64, end int, ok bool) {
 		if f, ok := decimalToFloat(mant, exp, neg); ok {
 			return f, i, true
 		}
+		if f, ok := exactBinary(mant, exp, neg); ok {
+			return f, i, true
+		}
 	}
 	f, _ = strconv.ParseFloat(view.String(s[start:i]), 64)
 	return f, i, Finite(f)
@@ -174,6 +177,35 @@ func decimalToFloat(mant uint64, exp int, neg bool) (float64, bool) {
 	}
 	return eiselLemire64(mant, exp, neg)
 }
+
+// exactBinary is mant * 10^exp when that is a binary fraction q / 2^-exp
+// (q = mant / 5^-exp, an integer), which is where Eisel-Lemire declines
+// most in practice: a float32 score printed as a float64 (BM25 engines
+// keep float32s; 9.819000244140625 is one) is such a number, exactly on a
+// halfway point of Eisel-Lemire's product. float64(q) is q correctly
+// rounded and scaling by 2^exp (exp >= -27, so no subnormal) is exact, so
+// the result is the correctly rounded value ParseFloat gives, without its
+// general path (a seventieth of a 20-chunk decision in the module).
+func exactBinary(mant uint64, exp int, neg bool) (float64, bool) {
+	if exp >= 0 || exp < -len(pow5) || mant%pow5[-exp-1] != 0 {
+		return 0, false
+	}
+	f := float64(mant/pow5[-exp-1]) * math.Float64frombits(uint64(1023+exp)<<52)
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+// pow5[k] is 5^(k+1); 5^27 is the largest power of five below 2^64.
+var pow5 = func() (p [27]uint64) {
+	x := uint64(1)
+	for k := range p {
+		x *= 5
+		p[k] = x
+	}
+	return p
+}()
 
 // eiselLemire64 is strconv's (internal/strconv/atofeisel.go, Go 1.26) over
 // the table below. It and the table are the Go project's code:

@@ -23,7 +23,10 @@ func TestParseNumberMatchesParseFloat(t *testing.T) {
 		"9.87654321e65", "1e308", "1.7976931348623157e308", "1.7976931348623159e308", "1e309", "1e-400", "-1e-400",
 		"4.9e-324", "2.2250738585072011e-308", "2.2250738585072014e-308", "0.1e1", "00", "01", "-", "-a", ".5", "5.",
 		"1e", "1e+", "1.5e+3", "1.5E-0003", "123456789012345678901234567890", "0.000000000000000000000000000000000000000000001",
-		"7.038531e-26", "1.00000000000000011102230246251565404236316680908203125", "9223372036854775807", "4503599627370497.5"} {
+		"7.038531e-26", "1.00000000000000011102230246251565404236316680908203125", "9223372036854775807", "4503599627370497.5",
+		// Binary fractions (float32 scores printed as float64s): exactBinary.
+		"9.819000244140625", "-9.819000244140625", "0.5", "0.000000007450580596923828125", "0.0000000037252902984619140625",
+		"4503599627370496.5", "9007199254740993.5", "18014398509481985.25", "1.00000000000000011102230246251565404236316680908203125"} {
 		checkParseNumber(t, s)
 	}
 }
@@ -82,4 +85,16 @@ func FuzzParseNumber(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		checkParseNumber(t, s)
 	})
+}
+
+// Float32 scores printed as float64s (as BM25 engines report them) are
+// often binary fractions that Eisel-Lemire declines (exactBinary): every
+// 4099th float32 from 2^-30 up to 2^30, positive and negative.
+func TestParseFloat32Scores(t *testing.T) {
+	lo, hi := math.Float32bits(0x1p-30), math.Float32bits(0x1p30)
+	for b := lo; b < hi; b += 4099 {
+		x := float64(math.Float32frombits(b))
+		checkParseNumber(t, strconv.FormatFloat(x, 'g', -1, 64))
+		checkParseNumber(t, strconv.FormatFloat(-x, 'f', -1, 64))
+	}
 }
