@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/ctxgate/ctxgate/gate/bundle"
 	"github.com/ctxgate/ctxgate/gate/wire"
 	"github.com/ctxgate/ctxgate/host"
+	"github.com/ctxgate/ctxgate/internal/safefile"
 )
 
 // FileConfig is the YAML configuration file (examples/serve/ctxgate.yaml).
@@ -150,9 +150,11 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // ReadFileConfig reads and strictly decodes the YAML file: an unknown key is
-// an error naming it, so a typo does not silently keep a default.
+// an error naming it, so a typo does not silently keep a default. It is
+// read as a policy is (safefile): a FIFO or a device at the path is an
+// error, not a hang or an exhausted memory.
 func ReadFileConfig(path string) (*FileConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path, safefile.MaxPolicyBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ctxgate/ctxgate/internal/safefile"
 )
 
 // DecisionLogConfig is the configuration file's decision-log and feedback
@@ -72,9 +73,9 @@ func (c *DecisionLogConfig) apply(o *Options) error {
 	}
 	o.FeedbackLog = c.FeedbackLog
 	if c.FeedbackTokenFile != "" {
-		b, err := os.ReadFile(c.FeedbackTokenFile)
+		b, err := safefile.Read(c.FeedbackTokenFile, safefile.MaxPolicyBytes)
 		if err != nil {
-			return errors.New("config: feedback_token_file: " + err.Error())
+			return fmt.Errorf("config: feedback_token_file: %w", err)
 		}
 		for _, line := range strings.Split(string(b), "\n") {
 			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
@@ -86,9 +87,9 @@ func (c *DecisionLogConfig) apply(o *Options) error {
 		}
 	}
 	if c.DecisionIDKeyFile != "" {
-		b, err := os.ReadFile(c.DecisionIDKeyFile)
+		b, err := safefile.Read(c.DecisionIDKeyFile, safefile.MaxPolicyBytes)
 		if err != nil {
-			return errors.New("config: decision_id_key_file: " + err.Error())
+			return fmt.Errorf("config: decision_id_key_file: %w", err)
 		}
 		if b = bytes.TrimSpace(b); len(b) < MinIDKeyBytes {
 			return errors.New("config: decision_id_key_file: " + c.DecisionIDKeyFile + " holds fewer than 32 bytes (try: head -c 32 /dev/urandom | base64)")
