@@ -212,6 +212,19 @@ func (a *arena) own() *Decision {
 	return &d
 }
 
+// inPlace returns the arena's decision with its prompt's sources block
+// written out (heldSources.promptBytes), a string over the arena's buffer
+// that the next decision overwrites, then drops what would keep the
+// request alive, as own does.
+func (a *arena) inPlace() *Decision {
+	if p := a.d.Prompt; p != nil && a.sources.stands(p) {
+		b := a.sources.promptBytes()
+		p.Sources = unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	a.release()
+	return &a.d
+}
+
 // ownedMessages copies list, whose strings may view the arena's bytes buf,
 // into a list of the caller's: a string over buf becomes the same span of
 // text (buf's copy), any other string stays as it is. nil for an empty

@@ -60,3 +60,50 @@ func TestDecideOutlivesEvaluate(t *testing.T) {
 		}
 	}
 }
+
+// DecideInPlace's decision is the engine's, but until the next call it
+// encodes as Decide's does: for every golden request, the same JSON, and a
+// prompt whose sources block is the same text.
+func TestDecideInPlaceMatchesDecide(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(goldenRoot, "requests", "default", "*.json"))
+	sort.Strings(files)
+	mine, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := 0
+	for _, f := range files {
+		req, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := decideJSON(theirs, req)
+		if err != nil {
+			continue
+		}
+		r, err := DecodeRequest(req, &mine.policy.Limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := mine.DecideInPlace(r)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		if g, w := AppendDecision(nil, got), AppendDecision(nil, want); !bytes.Equal(g, w) {
+			t.Errorf("%s: DecideInPlace encodes\n%s\nDecide\n%s", filepath.Base(f), g, w)
+		}
+		if (got.Prompt == nil) != (want.Prompt == nil) || got.Prompt != nil && got.Prompt.Sources != want.Prompt.Sources {
+			t.Errorf("%s: DecideInPlace's prompt differs from Decide's", filepath.Base(f))
+		}
+		if got.Prompt != nil && got.Prompt.Sources != "" {
+			prompts++
+		}
+	}
+	if prompts < 3 {
+		t.Fatalf("only %d golden requests have a sources block", prompts)
+	}
+}

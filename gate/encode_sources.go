@@ -229,9 +229,12 @@ func (l *heldSources) AppendSourcesJSON(dst []byte) []byte {
 }
 
 // promptText is the sources block as prompt text.
-func (l *heldSources) promptText() string {
+func (l *heldSources) promptText() string { return string(l.promptBytes()) }
+
+// promptBytes is promptText in l's buffer, reused by the next call.
+func (l *heldSources) promptBytes() []byte {
 	l.buf = appendSources(l.buf[:0], l.chunks, l.warning, &promptForm, nil)
-	return string(l.buf)
+	return l.buf
 }
 
 // release drops the chunk pointers and the request's bytes.

@@ -174,6 +174,27 @@ func (e *Engine) Decide(req *Request) (*Decision, error) {
 	return e.a.own(), nil
 }
 
+// DecideInPlace is Decide for a caller that is done with the decision
+// before its next call on e (the Envoy filter rewrites the request body
+// with it at once): the Decision is the engine's own, valid until that
+// call, and its prompt's sources block is written into the engine's reused
+// buffer instead of a new string. For a request of a megabyte of chunks
+// that string is most of a megabyte, and under TinyGo every such piece of
+// garbage risks staying for good: the collector scans the module's
+// read-only data as roots, and a word of it that reads as an address
+// inside the piece keeps the whole piece alive.
+func (e *Engine) DecideInPlace(req *Request) (*Decision, error) {
+	if req != nil {
+		if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.decide(req); err != nil {
+		return nil, err
+	}
+	return e.a.inPlace(), nil
+}
+
 // Validate checks a model's answer after generation (input: {"answer": "...",
 // "tags": ["S1",...]}) and returns the validation JSON.
 func (e *Engine) Validate(answerJSON []byte) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/ctxgate/ctxgate/gate"
+	"github.com/ctxgate/ctxgate/gate/internal/view"
 	"github.com/ctxgate/ctxgate/gate/jsonx"
 )
 
@@ -23,6 +24,16 @@ type Prompt struct {
 // user message is ErrNoUserMessage. A refusal has no upstream body (the
 // caller answers it locally): like an unknown action, it is an error.
 func (c *Chat) Upstream(dst []byte, p *Prompt) ([]byte, error) {
+	var sys []byte
+	return c.UpstreamUsing(dst, &sys, p)
+}
+
+// UpstreamUsing is Upstream with the system message's text built in *sys,
+// a buffer the caller reuses from one request to the next: the text holds
+// the whole sources block, and a new string of it per request would be
+// garbage of most of a megabyte for a large one (which a TinyGo module may
+// never get back; gate.Engine.DecideInPlace says why).
+func (c *Chat) UpstreamUsing(dst []byte, sys *[]byte, p *Prompt) ([]byte, error) {
 	switch p.Action {
 	case gate.ActionInject, gate.ActionCaveat:
 		if !c.HasLastUser() {
@@ -31,8 +42,8 @@ func (c *Chat) Upstream(dst []byte, p *Prompt) ([]byte, error) {
 			}
 			return dst, ErrNoUserMessage
 		}
-		sys := SystemText(p.Instructions, p.Sources, p.Caveat, p.Action == gate.ActionCaveat)
-		return c.Rewrite(dst, sys, "", false), nil
+		*sys = AppendSystemText((*sys)[:0], p.Instructions, p.Sources, p.Caveat, p.Action == gate.ActionCaveat)
+		return c.Rewrite(dst, view.String(*sys), "", false), nil
 	case gate.ActionFallback:
 		if p.Minimal != "" && c.HasLastUser() {
 			return c.Rewrite(dst, "", p.Minimal, true), nil
@@ -52,20 +63,26 @@ var errNoUserInput = &gate.Error{Code: gate.CodeBadField, Field: "input",
 // constraint instructions, the <sources> block, and for caveat the caveat,
 // separated by blank lines.
 func SystemText(instructions, sources, caveat string, isCaveat bool) string {
-	s := instructions
+	return string(AppendSystemText(nil, instructions, sources, caveat, isCaveat))
+}
+
+// AppendSystemText appends SystemText's text to dst.
+func AppendSystemText(dst []byte, instructions, sources, caveat string, isCaveat bool) []byte {
+	start := len(dst)
+	dst = append(dst, instructions...)
 	if sources != "" {
-		if s != "" {
-			s += "\n\n"
+		if len(dst) > start {
+			dst = append(dst, "\n\n"...)
 		}
-		s += sources
+		dst = append(dst, sources...)
 	}
 	if isCaveat && caveat != "" {
-		if s != "" {
-			s += "\n\n"
+		if len(dst) > start {
+			dst = append(dst, "\n\n"...)
 		}
-		s += caveat
+		dst = append(dst, caveat...)
 	}
-	return s
+	return dst
 }
 
 // Rewrite appends the body the upstream gets: without the documents and the

@@ -30,7 +30,9 @@ type plugin struct {
 	cfg      *Config
 	engine   *gate.Engine
 	stats    *stats
+	body     []byte       // reused for the body being read (readBody)
 	scratch  []byte       // reused for the spliced gate request
+	system   []byte       // reused for the system message's text
 	upstream []byte       // reused for the rewritten request body
 	json     jsonx.Parser // reused to validate bodies (chat.ParseUsing)
 }
@@ -119,3 +121,35 @@ func loadPolicy(cfg *Config) ([]byte, error) {
 }
 
 func (p *plugin) NewHttpContext(uint32) types.HttpContext { return &stream{p: p} }
+
+// bodyChunk is how much of a body one host call reads (readBody).
+const bodyChunk = 16 << 10
+
+// readBody reads a body of n bytes with get (the SDK's request or response
+// body getter) into p.body, reused, bodyChunk bytes a call. The host puts
+// what it returns into memory the SDK allocates afresh each call, and a
+// whole megabyte body read at once would be a megabyte of garbage per
+// request. TinyGo's collector scans the module's read-only data as roots,
+// so a word there that reads as an address inside a garbage object keeps
+// all of it alive for good; about 1,400 such words fall in a 48 MB heap,
+// and megabyte bodies so kept doubled the filter's memory every few
+// rounds of large requests. A chunk kept so costs bodyChunk bytes at most.
+// The body is valid until the next call.
+func (p *plugin) readBody(get func(start, max int) ([]byte, error), n int) ([]byte, error) {
+	if n <= 0 {
+		return get(0, n) // as one read: the host's answer for no body stands
+	}
+	b := p.body[:0]
+	for len(b) < n {
+		c, err := get(len(b), min(bodyChunk, n-len(b)))
+		if err != nil {
+			return nil, err
+		}
+		if len(c) == 0 {
+			break // the host has less than it said: the caller checks the length
+		}
+		b = append(b, c...)
+	}
+	p.body = b
+	return b, nil
+}

@@ -80,7 +80,7 @@ func (s *stream) OnHttpRequestBody(bodySize int, endOfStream bool) types.Action 
 	}
 	s.buffering = false
 	s.large = s.large || bodySize >= largeBody
-	body, err := proxywasm.GetHttpRequestBody(0, bodySize)
+	body, err := s.p.readBody(proxywasm.GetHttpRequestBody, bodySize)
 	if err != nil || len(body) != bodySize {
 		return s.fail(&gate.Error{Code: gate.CodeInternal, Message: "cannot read the request body"})
 	}
@@ -106,7 +106,8 @@ func (s *stream) gate(body []byte) types.Action {
 	if err != nil {
 		return s.fail(ch.UserField(err))
 	}
-	d, err := p.engine.Decide(req)
+	// The engine's own decision: the verdict copies what outlives this call.
+	d, err := p.engine.DecideInPlace(req)
 	if err != nil {
 		return s.fail(ch.UserField(err))
 	}
@@ -117,7 +118,7 @@ func (s *stream) gate(body []byte) types.Action {
 
 	var newBody []byte
 	if v.Action != string(gate.ActionRefuse) {
-		if newBody, err = ch.Upstream(p.upstream[:0], &v.Prompt); err != nil {
+		if newBody, err = ch.UpstreamUsing(p.upstream[:0], &p.system, &v.Prompt); err != nil {
 			return s.fail(err)
 		}
 		// Reused: the host copies the body out of the module's memory
@@ -273,7 +274,7 @@ func (s *stream) OnHttpResponseBody(bodySize int, endOfStream bool) types.Action
 	}
 	s.respBuf = false
 	s.large = s.large || bodySize >= largeBody
-	body, err := proxywasm.GetHttpResponseBody(0, bodySize)
+	body, err := s.p.readBody(proxywasm.GetHttpResponseBody, bodySize)
 	if err != nil {
 		skippedCheck("skipped-unreadable")
 		return types.ActionContinue
