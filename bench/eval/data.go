@@ -149,6 +149,23 @@ func LoadDL19(dataDir string) (*TREC, error) { return LoadTREC(dataDir, "dl19") 
 // LoadDL21 reads DL21's topics, qrels and its three retrievers' runs.
 func LoadDL21(dataDir string) (*TREC, error) { return LoadTREC(dataDir, "dl21") }
 
+// LoadTRECOnce returns a LoadTREC that reads each set once and hands
+// every later caller the same *TREC: the answer-removed pairs name a set
+// once per retriever, and each set is tens of megabytes of runs.
+func LoadTRECOnce(dataDir string) func(set string) (*TREC, error) {
+	sets := map[string]*TREC{}
+	return func(set string) (*TREC, error) {
+		if d := sets[set]; d != nil {
+			return d, nil
+		}
+		d, err := LoadTREC(dataDir, set)
+		if err == nil {
+			sets[set] = d
+		}
+		return d, err
+	}
+}
+
 // LoadTREC reads one TREC set ("dl19" or "dl21").
 func LoadTREC(dataDir, set string) (*TREC, error) {
 	files, ok := trecSets[set]

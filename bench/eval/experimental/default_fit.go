@@ -45,15 +45,11 @@ func LoadAnswerSets(dataDir string, e *gate.Engine) (*AnswerSets, error) {
 		s.Families = append(s.Families, name)
 		return nil
 	}
-	sets := map[string]*eval.TREC{}
+	trec := eval.LoadTRECOnce(dataDir)
 	for _, p := range eval.RemovedPairs {
-		d := sets[p.Set]
-		if d == nil {
-			var err error
-			if d, err = eval.LoadTREC(dataDir, p.Set); err != nil {
-				return nil, err
-			}
-			sets[p.Set] = d
+		d, err := trec(p.Set)
+		if err != nil {
+			return nil, err
 		}
 		for _, k := range eval.RemovedK {
 			if err := add(p.At(k), d.AnswerRemovedPairItems(k, p.Second)); err != nil {

@@ -78,15 +78,11 @@ func loadGroups(dataDir string) ([]Group, *eval.TREC, []eval.ClapNQ, error) {
 	add := func(name string, items []eval.Item) {
 		gs = append(gs, Group{Name: name, Tune: eval.Half(items, true), Held: eval.Half(items, false)})
 	}
-	sets := map[string]*eval.TREC{}
+	trec := eval.LoadTRECOnce(dataDir)
 	for _, p := range eval.RemovedPairs {
-		d := sets[p.Set]
-		if d == nil {
-			var err error
-			if d, err = eval.LoadTREC(dataDir, p.Set); err != nil {
-				return nil, nil, nil, err
-			}
-			sets[p.Set] = d
+		d, err := trec(p.Set)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		for _, k := range RemovedK {
 			add(p.At(k), d.AnswerRemovedPairItems(k, p.Second))
@@ -109,7 +105,11 @@ func loadGroups(dataDir string) ([]Group, *eval.TREC, []eval.ClapNQ, error) {
 	add("clapnq", eval.ClapNQItems(clap))
 	add("offtopic-clapnq", eval.OffTopicItems("offtopic-clapnq", eval.ClapNQItems(clap)))
 	add("offtopic-nomiracl", eval.OffTopicItems("offtopic-nomiracl", nomiracl))
-	return gs, sets["dl19"], clap, nil
+	dl19, err := trec("dl19")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return gs, dl19, clap, nil
 }
 
 // Evaluate loads the data and runs every preset.
