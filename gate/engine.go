@@ -163,12 +163,7 @@ func overlaps(dst, data []byte) bool {
 // The decision is the caller's: it is decided like Evaluate's, in the
 // engine's memory, and copied out (arena.own).
 func (e *Engine) Decide(req *Request) (*Decision, error) {
-	if req != nil {
-		if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.decide(req); err != nil {
+	if err := e.decideWithin(req); err != nil {
 		return nil, err
 	}
 	return e.a.own(), nil
@@ -184,15 +179,21 @@ func (e *Engine) Decide(req *Request) (*Decision, error) {
 // read-only data as roots, and a word of it that reads as an address
 // inside the piece keeps the whole piece alive.
 func (e *Engine) DecideInPlace(req *Request) (*Decision, error) {
-	if req != nil {
-		if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.decide(req); err != nil {
+	if err := e.decideWithin(req); err != nil {
 		return nil, err
 	}
 	return e.a.inPlace(), nil
+}
+
+// decideWithin decides a Go caller's request into the arena after the
+// policy's input limits, which DecodeRequest enforces for a JSON one.
+func (e *Engine) decideWithin(req *Request) error {
+	if req != nil {
+		if err := decode.CheckLimits(req, &e.policy.Limits); err != nil {
+			return err
+		}
+	}
+	return e.decide(req)
 }
 
 // Validate checks a model's answer after generation (input: {"answer": "...",
